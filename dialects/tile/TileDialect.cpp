@@ -1,0 +1,35 @@
+//===- TileDialect.cpp - tile dialect registration ------------------------===//
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#include "dialects/tile/TileDialect.cpp.inc"
+#include "dialects/tile/TileEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/tile/TileAttrs.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/tile/TileOps.cpp.inc"
+      >();
+  registerTypes();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/tile/TileAttrs.cpp.inc"
+      >();
+}
+
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  if (auto typed = dyn_cast<TypedAttr>(value))
+    if (arith::ConstantOp::isBuildableWith(typed, type))
+      return arith::ConstantOp::create(builder, loc, type, typed);
+  return nullptr;
+}

@@ -1,0 +1,38 @@
+//===- TileDialect.h - the tile dialect -------------------------*- C++ -*-===//
+#ifndef TILE_DIALECT_TILEDIALECT_H
+#define TILE_DIALECT_TILEDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/tile/TileDialect.h.inc"
+#include "dialects/tile/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/tile/TileAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/tile/TileTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/tile/TileOps.h.inc"
+
+namespace mlir::tile {
+/// Largest number of elements a tile may hold (the language's contract).
+constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
+/// Checks the language's shape rules for a tile type: static, every extent a
+/// power of two, at most kMaxTileElements elements. Emits through `emitError`.
+LogicalResult verifyTileShape(function_ref<InFlightDiagnostic()> emitError,
+                              ShapedType type, StringRef what);
+} // namespace mlir::tile
+
+#endif // TILE_DIALECT_TILEDIALECT_H

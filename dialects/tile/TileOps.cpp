@@ -1,0 +1,555 @@
+//===- TileOps.cpp - tile dialect verifiers and folders -------------------===//
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// Shared rules
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+mlir::tile::verifyTileShape(function_ref<InFlightDiagnostic()> emitError,
+                            ShapedType type, StringRef what) {
+  int64_t total = 1;
+  for (int64_t d : type.getShape()) {
+    if (d <= 0 || !llvm::isPowerOf2_64(d))
+      return emitError() << what << " has shape " << type
+                         << ": every tile dimension must be a power of two";
+    total *= d;
+  }
+  if (total > kMaxTileElements)
+    return emitError() << what << " has " << total
+                       << " elements; a tile holds at most 2^20";
+  return success();
+}
+
+static LogicalResult verifyTile(Operation *op, Type type, StringRef what) {
+  return verifyTileShape([&] { return op->emitOpError(); },
+                         cast<ShapedType>(type), what);
+}
+
+/// Checks that `perm` is a permutation of [0, rank).
+static LogicalResult verifyPermutation(Operation *op, ArrayRef<int64_t> perm,
+                                       int64_t rank, StringRef what) {
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return op->emitOpError() << what << " has " << perm.size()
+                             << " entries but the tile has rank " << rank;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return op->emitOpError() << what << " must be a permutation of [0, "
+                               << rank << ")";
+    seen[p] = true;
+  }
+  return success();
+}
+
+/// Checks element-indexed accesses: one index tile per array dimension, all
+/// of one shape, which is also the shape of each of `others` (when present).
+static LogicalResult verifyElementIndexed(Operation *op, ArrayType array,
+                                          ValueRange indices,
+                                          ArrayRef<Value> others) {
+  if (indices.size() != array.getRank())
+    return op->emitOpError() << "needs one index tile per array dimension: "
+                             << array.getRank() << " expected, "
+                             << indices.size() << " given";
+  ArrayRef<int64_t> shape = cast<ShapedType>(indices[0].getType()).getShape();
+  for (Value idx : indices)
+    if (cast<ShapedType>(idx.getType()).getShape() != shape)
+      return op->emitOpError()
+             << "index tiles must have one shape; broadcast them first";
+  for (Value other : others)
+    if (other && cast<ShapedType>(other.getType()).getShape() != shape)
+      return op->emitOpError() << "operand of type " << other.getType()
+                               << " must have the index tiles' shape";
+  return success();
+}
+
+static LogicalResult verifyElementType(Operation *op, ArrayType array,
+                                       Type type, StringRef what) {
+  Type elem = getElementTypeOrSelf(type);
+  if (elem != array.getElementType())
+    return op->emitOpError() << what << " element type " << elem
+                             << " differs from the array's "
+                             << array.getElementType() << "; cast it first";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Block and array queries
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyAxis(Operation *op, int32_t axis) {
+  if (axis < 0 || axis > 2)
+    return op->emitOpError() << "grid axis must be 0, 1 or 2, got " << axis;
+  return success();
+}
+LogicalResult BidOp::verify() { return verifyAxis(*this, getAxis()); }
+LogicalResult NumBlocksOp::verify() { return verifyAxis(*this, getAxis()); }
+
+static LogicalResult verifyArrayDim(Operation *op, ArrayType array,
+                                    int32_t dim) {
+  if (dim < 0 || dim >= static_cast<int32_t>(array.getRank()))
+    return op->emitOpError() << "dimension " << dim
+                             << " is out of range for an array of rank "
+                             << array.getRank();
+  return success();
+}
+LogicalResult DimOp::verify() {
+  return verifyArrayDim(*this, getArray().getType(), getDim());
+}
+LogicalResult StrideOp::verify() {
+  return verifyArrayDim(*this, getArray().getType(), getDim());
+}
+
+static OpFoldResult foldStatic(MLIRContext *ctx, int64_t value) {
+  if (ShapedType::isDynamic(value))
+    return {};
+  return IntegerAttr::get(IntegerType::get(ctx, 32), value);
+}
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  return foldStatic(getContext(), getArray().getType().getShape()[getDim()]);
+}
+OpFoldResult StrideOp::fold(FoldAdaptor) {
+  return foldStatic(getContext(), getArray().getType().getStrides()[getDim()]);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> LoadOp::getBlockShape() {
+  ArrayRef<int64_t> shape = getType().getShape();
+  if (!getOrder())
+    return llvm::to_vector(shape);
+  SmallVector<int64_t> block(shape.size());
+  for (auto [i, p] : llvm::enumerate(*getOrder()))
+    block[p] = shape[i];
+  return block;
+}
+
+LogicalResult LoadOp::verify() {
+  ArrayType array = getArray().getType();
+  auto type = cast<RankedTensorType>(getType());
+  if (getIndices().size() != array.getRank())
+    return emitOpError() << "needs one block index per array dimension: "
+                         << array.getRank() << " expected, "
+                         << getIndices().size() << " given";
+  if (type.getRank() != static_cast<int64_t>(array.getRank()))
+    return emitOpError() << "loads a rank-" << type.getRank()
+                         << " tile from a rank-" << array.getRank()
+                         << " array";
+  if (failed(verifyElementType(*this, array, type, "result")) ||
+      failed(verifyTile(*this, type, "loaded tile")))
+    return failure();
+  if (getOrder() &&
+      failed(verifyPermutation(*this, *getOrder(), type.getRank(), "order")))
+    return failure();
+  if (auto padding = getPaddingAttr())
+    if (padding.getType() != array.getElementType())
+      return emitOpError() << "padding of type " << padding.getType()
+                           << " must have the array's element type "
+                           << array.getElementType();
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  ArrayType array = getArray().getType();
+  auto type = cast<RankedTensorType>(getValue().getType());
+  if (getIndices().size() != array.getRank())
+    return emitOpError() << "needs one block index per array dimension: "
+                         << array.getRank() << " expected, "
+                         << getIndices().size() << " given";
+  if (type.getRank() != static_cast<int64_t>(array.getRank()))
+    return emitOpError() << "stores a rank-" << type.getRank()
+                         << " tile into a rank-" << array.getRank()
+                         << " array";
+  if (failed(verifyElementType(*this, array, type, "stored")))
+    return failure();
+  return verifyTile(*this, type, "stored tile");
+}
+
+LogicalResult GatherOp::verify() {
+  ArrayType array = getArray().getType();
+  if (failed(verifyElementIndexed(*this, array, getIndices(),
+                                  {getResult(), getMask(), getOther()})) ||
+      failed(verifyElementType(*this, array, getType(), "result")))
+    return failure();
+  if (getOther() && getOther().getType() != getType())
+    return emitOpError() << "'other' must have the result type " << getType();
+  return success();
+}
+
+LogicalResult ScatterOp::verify() {
+  ArrayType array = getArray().getType();
+  if (failed(verifyElementIndexed(*this, array, getIndices(),
+                                  {getValue(), getMask()})))
+    return failure();
+  return verifyElementType(*this, array, getValue().getType(), "stored");
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  ArrayType array = getArray().getType();
+  if (failed(verifyElementIndexed(*this, array, getIndices(),
+                                  {getValue(), getMask()})) ||
+      failed(verifyElementType(*this, array, getValue().getType(), "value")))
+    return failure();
+  if (getType() != getValue().getType())
+    return emitOpError() << "returns the old values, so its type must be the "
+                            "value's type "
+                         << getValue().getType();
+  Type elem = array.getElementType();
+  bool bitwise = getKind() == AtomicKind::and_ ||
+                 getKind() == AtomicKind::or_ || getKind() == AtomicKind::xor_;
+  if (bitwise && !isa<IntegerType>(elem))
+    return emitOpError() << "bitwise atomics need an integer array, got "
+                         << elem;
+  unsigned width = elem.getIntOrFloatBitWidth();
+  if (width != 16 && width != 32 && width != 64)
+    return emitOpError() << "atomics need 16, 32 or 64-bit elements, got "
+                         << elem;
+  return success();
+}
+
+LogicalResult AtomicCASOp::verify() {
+  ArrayType array = getArray().getType();
+  if (failed(verifyElementIndexed(*this, array, getIndices(),
+                                  {getCmp(), getValue()})) ||
+      failed(verifyElementType(*this, array, getValue().getType(), "value")))
+    return failure();
+  if (getCmp().getType() != getValue().getType() ||
+      getType() != getValue().getType())
+    return emitOpError() << "'cmp', 'value' and the result must have one type";
+  unsigned width = array.getElementType().getIntOrFloatBitWidth();
+  if (width != 16 && width != 32 && width != 64)
+    return emitOpError() << "atomics need 16, 32 or 64-bit elements, got "
+                         << array.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// mma
+//===----------------------------------------------------------------------===//
+
+static bool isSupportedMma(Type in, Type acc) {
+  if (in.isF16())
+    return acc.isF32() || acc.isF16();
+  if (in.isBF16())
+    return acc.isF32();
+  if (in.isF32() || in.isF64())
+    return acc == in;
+  if (in.isInteger(8))
+    return acc.isInteger(32);
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(in))
+    return acc.isF32();
+  return false;
+}
+
+LogicalResult MmaOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto b = cast<RankedTensorType>(getB().getType());
+  auto c = cast<RankedTensorType>(getAcc().getType());
+  int64_t rank = a.getRank();
+  if (rank != 2 && rank != 3)
+    return emitOpError() << "operands must be 2-d or 3-d (batched), got rank "
+                         << rank;
+  if (b.getRank() != rank || c.getRank() != rank)
+    return emitOpError() << "a, b and acc must have one rank";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "a and b must have one element type, got "
+                         << a.getElementType() << " and "
+                         << b.getElementType();
+  if (!isSupportedMma(a.getElementType(), c.getElementType()))
+    return emitOpError() << "unsupported mma: " << a.getElementType()
+                         << " inputs with a " << c.getElementType()
+                         << " accumulator (supported: f16/bf16 -> f32, "
+                            "f16 -> f16, f32 -> f32, f64 -> f64, i8 -> i32)";
+  auto as = a.getShape(), bs = b.getShape(), cs = c.getShape();
+  int64_t o = rank - 2;
+  if (rank == 3 && (as[0] != bs[0] || as[0] != cs[0]))
+    return emitOpError() << "batch dimensions differ: " << as[0] << ", "
+                         << bs[0] << ", " << cs[0];
+  if (as[o + 1] != bs[o])
+    return emitOpError() << "contraction dimensions differ: a is " << a
+                         << " and b is " << b;
+  if (cs[o] != as[o] || cs[o + 1] != bs[o + 1])
+    return emitOpError() << "accumulator " << c << " must be "
+                         << as[o] << "x" << bs[o + 1];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// reduce and scan
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyAxisOf(Operation *op, ValueRange srcs,
+                                  int32_t axis) {
+  if (srcs.empty())
+    return op->emitOpError() << "needs at least one tile";
+  auto shape = cast<ShapedType>(srcs[0].getType()).getShape();
+  for (Value src : srcs)
+    if (cast<ShapedType>(src.getType()).getShape() != shape)
+      return op->emitOpError() << "tiles must have one shape";
+  if (axis < 0 || axis >= static_cast<int32_t>(shape.size()))
+    return op->emitOpError() << "axis " << axis
+                             << " is out of range for a tile of rank "
+                             << shape.size();
+  return success();
+}
+
+/// The combiner takes (accumulated..., new...) scalars and yields scalars of
+/// the sources' element types.
+static LogicalResult verifyCombiner(Operation *op, Region &region,
+                                    ValueRange srcs) {
+  Block &block = region.front();
+  size_t n = srcs.size();
+  if (block.getNumArguments() != 2 * n)
+    return op->emitOpError() << "combiner must take " << 2 * n
+                             << " scalars, takes " << block.getNumArguments();
+  for (size_t i = 0; i < 2 * n; ++i)
+    if (block.getArgument(i).getType() !=
+        getElementTypeOrSelf(srcs[i % n].getType()))
+      return op->emitOpError() << "combiner argument " << i << " must be "
+                               << getElementTypeOrSelf(srcs[i % n].getType());
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getValues().size() != n)
+    return op->emitOpError() << "combiner must yield " << n << " values";
+  for (size_t i = 0; i < n; ++i)
+    if (yield.getValues()[i].getType() !=
+        getElementTypeOrSelf(srcs[i].getType()))
+      return op->emitOpError() << "combiner result " << i << " must be "
+                               << getElementTypeOrSelf(srcs[i].getType());
+  return success();
+}
+
+static void buildCombinerBlock(OpBuilder &builder, OperationState &state,
+                               ValueRange srcs) {
+  Region *region = state.addRegion();
+  SmallVector<Type> argTypes;
+  for (int rep = 0; rep < 2; ++rep)
+    for (Value src : srcs)
+      argTypes.push_back(getElementTypeOrSelf(src.getType()));
+  SmallVector<Location> locs(argTypes.size(), state.location);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.createBlock(region, {}, argTypes, locs);
+}
+
+void ReduceOp::build(OpBuilder &builder, OperationState &state,
+                     ValueRange srcs, int axis) {
+  state.addOperands(srcs);
+  state.addAttribute(getAxisAttrName(state.name),
+                     builder.getI32IntegerAttr(axis));
+  for (Value src : srcs) {
+    auto type = cast<RankedTensorType>(src.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + axis);
+    state.addTypes(RankedTensorType::get(shape, type.getElementType()));
+  }
+  buildCombinerBlock(builder, state, srcs);
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyAxisOf(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getResults().size() != getSrcs().size())
+    return emitOpError() << "needs one result per tile";
+  for (auto [src, res] : llvm::zip(getSrcs(), getResults())) {
+    auto type = cast<RankedTensorType>(src.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.erase(shape.begin() + getAxis());
+    auto expected = RankedTensorType::get(shape, type.getElementType());
+    if (res.getType() != expected)
+      return emitOpError() << "result " << res.getType() << " should be "
+                           << expected << " (the source without axis "
+                           << getAxis() << ")";
+  }
+  return success();
+}
+LogicalResult ReduceOp::verifyRegions() {
+  return verifyCombiner(*this, getCombiner(), getSrcs());
+}
+
+void ScanOp::build(OpBuilder &builder, OperationState &state, ValueRange srcs,
+                   int axis, bool reverse) {
+  state.addOperands(srcs);
+  state.addAttribute(getAxisAttrName(state.name),
+                     builder.getI32IntegerAttr(axis));
+  if (reverse)
+    state.addAttribute(getReverseAttrName(state.name), builder.getUnitAttr());
+  for (Value src : srcs)
+    state.addTypes(src.getType());
+  buildCombinerBlock(builder, state, srcs);
+}
+
+LogicalResult ScanOp::verify() {
+  if (failed(verifyAxisOf(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getResults().size() != getSrcs().size())
+    return emitOpError() << "needs one result per tile";
+  for (auto [src, res] : llvm::zip(getSrcs(), getResults()))
+    if (src.getType() != res.getType())
+      return emitOpError() << "results must have the sources' types";
+  return success();
+}
+LogicalResult ScanOp::verifyRegions() {
+  return verifyCombiner(*this, getCombiner(), getSrcs());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  auto dst = cast<RankedTensorType>(getType());
+  if (src.getRank() != dst.getRank())
+    return emitOpError() << "cannot broadcast " << src << " to " << dst
+                         << ": ranks differ (use expand_dims first)";
+  for (auto [s, d] : llvm::zip(src.getShape(), dst.getShape()))
+    if (s != d && s != 1)
+      return emitOpError() << "cannot broadcast " << src << " to " << dst
+                           << ": only size-1 dimensions broadcast";
+  return verifyTile(*this, dst, "broadcast result");
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  return {};
+}
+
+namespace {
+/// broadcast(broadcast(x)) -> broadcast(x); broadcast(splat(s)) -> splat(s).
+struct ComposeBroadcast : OpRewritePattern<BroadcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
+    if (auto inner = op.getSrc().getDefiningOp<BroadcastOp>()) {
+      rewriter.replaceOpWithNewOp<BroadcastOp>(op, op.getType(),
+                                               inner.getSrc());
+      return success();
+    }
+    if (auto splat = op.getSrc().getDefiningOp<SplatOp>()) {
+      rewriter.replaceOpWithNewOp<SplatOp>(op, op.getType(), splat.getSrc());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "source is not a broadcast/splat");
+  }
+};
+} // namespace
+
+void BroadcastOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<ComposeBroadcast>(context);
+}
+
+LogicalResult ExpandDimsOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > src.getRank())
+    return emitOpError() << "axis " << axis << " must be in [0, "
+                         << src.getRank() << "]";
+  SmallVector<int64_t> shape(src.getShape());
+  shape.insert(shape.begin() + axis, 1);
+  if (cast<RankedTensorType>(getType()).getShape() != ArrayRef(shape))
+    return emitOpError() << "result " << getType()
+                         << " must be the source with a 1 inserted at axis "
+                         << axis;
+  return success();
+}
+
+OpFoldResult ExpandDimsOp::fold(FoldAdaptor adaptor) {
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  return {};
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  auto dst = cast<RankedTensorType>(getType());
+  if (src.getNumElements() != dst.getNumElements())
+    return emitOpError() << "cannot reshape " << src << " (" 
+                         << src.getNumElements() << " elements) to " << dst
+                         << " (" << dst.getNumElements() << " elements)";
+  return verifyTile(*this, dst, "reshape result");
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  if (auto inner = getSrc().getDefiningOp<ReshapeOp>()) {
+    getSrcMutable().assign(inner.getSrc());
+    return getResult();
+  }
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  return {};
+}
+
+LogicalResult PermuteOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  ArrayRef<int64_t> perm = getPerm();
+  if (failed(verifyPermutation(*this, perm, src.getRank(), "perm")))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(src.getShape()[p]);
+  if (cast<RankedTensorType>(getType()).getShape() != ArrayRef(shape))
+    return emitOpError() << "result " << getType()
+                         << " must have the source's shape permuted";
+  return success();
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto it) {
+    return static_cast<int64_t>(it.index()) == it.value();
+  });
+  if (identity)
+    return getSrc();
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  splat.getSplatValue<Attribute>());
+  // permute(permute(x, p), q) == permute(x, p[q[i]]).
+  if (auto inner = getSrc().getDefiningOp<PermuteOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t q : perm)
+      composed.push_back(inner.getPerm()[q]);
+    getSrcMutable().assign(inner.getSrc());
+    setPerm(composed);
+    return getResult();
+  }
+  return {};
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getRank() != 1)
+    return emitOpError() << "iota makes a 1-d tile, not " << type;
+  return verifyTile(*this, type, "iota");
+}
+
+LogicalResult SplatOp::verify() {
+  return verifyTile(*this, getType(), "splat");
+}
+
+OpFoldResult SplatOp::fold(FoldAdaptor adaptor) {
+  Attribute value = adaptor.getSrc();
+  if (!value || !isa<IntegerAttr, FloatAttr>(value))
+    return {};
+  return SplatElementsAttr::get(cast<ShapedType>(getType()), value);
+}
+
+#define GET_OP_CLASSES
+#include "dialects/tile/TileOps.cpp.inc"

@@ -1,0 +1,312 @@
+//===- TileOps.td - tile dialect operations ------------------*- tablegen -*-===//
+#ifndef TILE_OPS_TD
+#define TILE_OPS_TD
+
+include "dialects/tile/TileDialect.td"
+include "dialects/tile/TileTypes.td"
+include "dialects/tile/TileAttrs.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// A tile: a ranked tensor with a static shape (rank 0 is a scalar tile).
+def Tile_Tile : StaticShapeTensorOf<[AnyType]>;
+def Tile_IntTile : StaticShapeTensorOf<[AnySignlessInteger]>;
+def Tile_MaskTile : StaticShapeTensorOf<[I1]>;
+def Tile_Array : Type<CPred<"::llvm::isa<::mlir::tile::ArrayType>($_self)">,
+                      "tile array", "::mlir::tile::ArrayType">;
+
+//===----------------------------------------------------------------------===//
+// Block indexing and array metadata
+//===----------------------------------------------------------------------===//
+
+class Tile_BlockQueryOp<string mnemonic, string what>
+    : Tile_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let arguments = (ins I32Attr:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_BidOp : Tile_BlockQueryOp<"bid", "the index of this block along an axis of the grid">;
+def Tile_NumBlocksOp : Tile_BlockQueryOp<"num_blocks", "the number of blocks along an axis of the grid">;
+
+class Tile_ArrayQueryOp<string mnemonic, string what>
+    : Tile_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let arguments = (ins Tile_Array:$array, I32Attr:$dim);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$array `,` $dim attr-dict `:` qualified(type($array))";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_DimOp : Tile_ArrayQueryOp<"dim", "the extent of an array along a dimension">;
+def Tile_StrideOp : Tile_ArrayQueryOp<"stride", "the stride, in elements, of an array along a dimension">;
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "load a tile-indexed block of an array";
+  let description = [{
+    Reads the block of `array` whose origin in dimension `d` is
+    `indices[d] * block[d]`, where `block` is the result shape with `order`
+    undone. Elements outside the array read as `padding` (zero when absent).
+    With `order`, the result is the block with its axes permuted:
+    `result.shape[i] == block[order[i]]`; `order = [1, 0]` loads a transpose.
+  }];
+  let arguments = (ins Tile_Array:$array, Variadic<I32>:$indices,
+                   OptionalAttr<TypedAttrInterface>:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$order);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $array `[` $indices `]` attr-dict `:` qualified(type($array)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The block's shape in the array's own axes (the result with order undone).
+    SmallVector<int64_t> getBlockShape();
+  }];
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store a tile into a tile-indexed block of an array";
+  let description = [{
+    Writes `value` to the block of `array` whose origin in dimension `d` is
+    `indices[d] * shape(value)[d]`. Elements outside the array are dropped.
+  }];
+  let arguments = (ins Tile_Array:$array, Variadic<I32>:$indices, Tile_Tile:$value);
+  let assemblyFormat = [{
+    $array `[` $indices `]` `,` $value attr-dict `:` qualified(type($array)) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
+  let summary = "element-indexed load";
+  let description = [{
+    `result[i] = array[indices[0][i], indices[1][i], ...]`. Lanes out of
+    bounds or where `mask` is false read `other` (zero when absent).
+  }];
+  let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
+                   Optional<Tile_MaskTile>:$mask, Optional<Tile_Tile>:$other);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $array `[` $indices `]` (`mask` $mask^)? (`other` $other^)? attr-dict `:`
+    qualified(type($array)) `,` type($indices) (`,` type($mask)^)?
+    (`,` type($other)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>,
+    AttrSizedOperandSegments]> {
+  let summary = "element-indexed store";
+  let description = [{
+    `array[indices[0][i], ...] = value[i]` for every lane in bounds where
+    `mask` is true (all lanes when absent).
+  }];
+  let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
+                   Tile_Tile:$value, Optional<Tile_MaskTile>:$mask);
+  let assemblyFormat = [{
+    $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
+    qualified(type($array)) `,` type($indices) `,` type($value) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [MemoryEffects<[MemRead, MemWrite]>,
+    AttrSizedOperandSegments,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "element-indexed atomic read-modify-write";
+  let description = [{
+    Atomically combines `value` into `array[indices...]` for every lane in
+    bounds where `mask` is true, and returns the old values (`0` for lanes
+    not performed).
+  }];
+  let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_Array:$array,
+                   Variadic<Tile_IntTile>:$indices, Tile_Tile:$value,
+                   Optional<Tile_MaskTile>:$mask);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $kind $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
+    qualified(type($array)) `,` type($indices) `,` type($value) (`,` type($mask)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["cmp", "value", "result"]>]> {
+  let summary = "element-indexed atomic compare-and-swap";
+  let description = [{
+    For every lane in bounds: if `array[indices...] == cmp`, store `value`.
+    Returns the old values.
+  }];
+  let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
+                   Tile_Tile:$cmp, Tile_Tile:$value);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $array `[` $indices `]` `,` $cmp `,` $value attr-dict `:`
+    qualified(type($array)) `,` type($indices) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "matrix multiply-accumulate: a @ b + acc";
+  let description = [{
+    2-d (`MxK @ KxN + MxN`) or 3-d batched. Supported operand/accumulator
+    dtypes: f16/bf16 with f32 or f16, f32 with f32 (`allow_tf32` lets the
+    hardware round inputs to tf32), f64 with f64, i8 with i32.
+  }];
+  let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc,
+                   UnitAttr:$allow_tf32);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure, SameVariadicOperandSize,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "reduce tiles along an axis with a combiner region";
+  let description = [{
+    Reduces `N` tiles of one shape along `axis` with a combiner whose block
+    takes `2N` scalars (the accumulated values, then the new ones) and yields
+    `N`. The results drop `axis`. The combiner must be associative and
+    commutative up to the order the lowering chooses.
+  }];
+  let arguments = (ins Variadic<Tile_Tile>:$srcs, I32Attr:$axis);
+  let results = (outs Variadic<Tile_Tile>:$results);
+  let regions = (region SizedRegion<1>:$combiner);
+  let assemblyFormat = [{
+    `(` $srcs `)` `axis` `=` $axis attr-dict-with-keyword `:`
+    functional-type($srcs, $results) $combiner
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "ValueRange":$srcs, "int":$axis)>
+  ];
+}
+
+def Tile_ScanOp : Tile_Op<"scan", [Pure, SameVariadicOperandSize,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "inclusive scan of tiles along an axis";
+  let description = [{
+    `result[..., i, ...] = combine(result[..., i-1, ...], src[..., i, ...])`
+    along `axis` (from the end when `reverse`). The combiner is as for
+    `tile.reduce`; results have the sources' shapes.
+  }];
+  let arguments = (ins Variadic<Tile_Tile>:$srcs, I32Attr:$axis, UnitAttr:$reverse);
+  let results = (outs Variadic<Tile_Tile>:$results);
+  let regions = (region SizedRegion<1>:$combiner);
+  let assemblyFormat = [{
+    `(` $srcs `)` `axis` `=` $axis attr-dict-with-keyword `:`
+    functional-type($srcs, $results) $combiner
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "ValueRange":$srcs, "int":$axis, "bool":$reverse)>
+  ];
+}
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator, ReturnLike,
+    ParentOneOf<["ReduceOp", "ScanOp"]>]> {
+  let summary = "yield the combined scalars of a reduce or scan combiner";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ /* empty */ }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "broadcast size-1 dimensions of a tile";
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "insert a size-1 dimension";
+  let arguments = (ins Tile_Tile:$src, I32Attr:$axis);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src `,` $axis attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "reinterpret a tile with another shape (row-major order)";
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_PermuteOp : Tile_Op<"permute", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "permute the axes of a tile";
+  let description = "`result.shape[i] == src.shape[perm[i]]`.";
+  let arguments = (ins Tile_Tile:$src, DenseI64ArrayAttr:$perm);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src `,` $perm attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "the 1-d tile [0, 1, ..., n-1]";
+  let results = (outs StaticShapeTensorOf<[AnySignlessInteger]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure,
+    TypesMatchWith<"element type matches the scalar", "result", "src",
+                   "::llvm::cast<::mlir::TensorType>($_self).getElementType()">]> {
+  let summary = "a tile filled with a scalar";
+  let arguments = (ins AnyTypeOf<[AnySignlessInteger, AnyFloat, Index]>:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Debugging
+//===----------------------------------------------------------------------===//
+
+def Tile_PrintOp : Tile_Op<"print", [MemoryEffects<[MemWrite]>]> {
+  let summary = "print scalars and tiles from every block";
+  let arguments = (ins StrAttr:$prefix, Variadic<AnyType>:$args);
+  let assemblyFormat = "$prefix attr-dict ($args^ `:` type($args))?";
+}
+
+def Tile_AssertOp : Tile_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "abort the kernel when any lane of a condition is false";
+  let arguments = (ins AnyTypeOf<[I1, Tile_MaskTile]>:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message attr-dict `:` type($condition)";
+}
+
+#endif // TILE_OPS_TD
