@@ -16,9 +16,9 @@ def Tile_ArrayType : Tile_Type<"Array", "array"> {
   let description = [{
     A kernel argument that points at memory: a base pointer, a shape and
     strides (in elements). What the specialization proved is part of the type:
-    a static extent or stride replaces `?`, `align` is the proven byte
-    alignment of the base pointer, and `div` is a number of elements that every
-    dynamic extent and stride is proven to be a multiple of.
+    a static extent or stride replaces `?`; `align` is a number of bytes that
+    the base pointer and every non-unit stride (in bytes) are multiples of;
+    `div` is a number that every extent is a multiple of.
 
     ```mlir
     !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>
