@@ -88,7 +88,15 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
-def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments]> {
+// Masks are i1 tiles of the lanes' shape; spelled once, in the result type.
+class Tile_MaskMatches<string lanes> : OptionalTypesMatchWith<
+    "mask is an i1 tile of the lanes' shape", lanes, "mask",
+    "::llvm::cast<::mlir::RankedTensorType>($_self).clone("
+    "::mlir::IntegerType::get($_self.getContext(), 1))">;
+
+def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperandSegments,
+    Tile_MaskMatches<"result">,
+    OptionalTypesMatchWith<"other has the result type", "result", "other", "$_self">]> {
   let summary = "element-indexed load";
   let description = [{
     `result[i] = array[indices[0][i], indices[1][i], ...]`. Lanes out of
@@ -99,14 +107,13 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperan
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $array `[` $indices `]` (`mask` $mask^)? (`other` $other^)? attr-dict `:`
-    qualified(type($array)) `,` type($indices) (`,` type($mask)^)?
-    (`,` type($other)^)? `->` type($result)
+    qualified(type($array)) `[` type($indices) `]` `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
 def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>,
-    AttrSizedOperandSegments]> {
+    AttrSizedOperandSegments, Tile_MaskMatches<"value">]> {
   let summary = "element-indexed store";
   let description = [{
     `array[indices[0][i], ...] = value[i]` for every lane in bounds where
@@ -116,13 +123,13 @@ def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>,
                    Tile_Tile:$value, Optional<Tile_MaskTile>:$mask);
   let assemblyFormat = [{
     $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
-    qualified(type($array)) `,` type($indices) `,` type($value) (`,` type($mask)^)?
+    qualified(type($array)) `[` type($indices) `]` `,` type($value)
   }];
   let hasVerifier = 1;
 }
 
 def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [MemoryEffects<[MemRead, MemWrite]>,
-    AttrSizedOperandSegments,
+    AttrSizedOperandSegments, Tile_MaskMatches<"value">,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "element-indexed atomic read-modify-write";
   let description = [{
@@ -136,7 +143,7 @@ def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [MemoryEffects<[MemRead, MemWrite]>
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $kind $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
-    qualified(type($array)) `,` type($indices) `,` type($value) (`,` type($mask)^)?
+    qualified(type($array)) `[` type($indices) `]` `,` type($value)
   }];
   let hasVerifier = 1;
 }
@@ -153,7 +160,7 @@ def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [MemoryEffects<[MemRead, MemWrite]>
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $array `[` $indices `]` `,` $cmp `,` $value attr-dict `:`
-    qualified(type($array)) `,` type($indices) `,` type($value)
+    qualified(type($array)) `[` type($indices) `]` `,` type($value)
   }];
   let hasVerifier = 1;
 }
