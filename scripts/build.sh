@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures (once) and builds everything into build/ incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -B "$BUILD_DIR" -S . \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
+fi
+ninja -C "$BUILD_DIR" ${NINJA_FLAGS:-} | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+test "${PIPESTATUS[0]}" -eq 0
