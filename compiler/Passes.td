@@ -10,8 +10,9 @@ def TileFuse : Pass<"tile-fuse", "::mlir::ModuleOp"> {
     Rewrites that make later stages' work smaller: `a * b + c` contracted into
     `math.fma` (floating point only; exact under fast-math-free semantics as
     the language defines `fma`), broadcasts sunk below elementwise chains so
-    that arithmetic runs on the small tile, casts folded into loads and
-    stores, and epilogues fused into `tile.mma` accumulators.
+    that arithmetic runs on the small tile, additions after a zero-accumulator
+    `tile.mma` fused into its accumulator, and sibling reductions (same axis
+    and shape, independent) merged into one multi-operand `tile.reduce`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
