@@ -1,0 +1,309 @@
+"""tile beside torch and Triton on one GPU, in one process.
+
+    python3 bench/bench.py [--out DIR] [--quick] [--only NAME,...]
+
+Prints a table (time, GB/s or TFLOP/s, ratios against torch and Triton),
+writes bench.json, bench.md and bench.png into DIR (default $OUT or .).
+Every tile result is checked against torch before it is timed."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python-frontend"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+import tile  # noqa: E402
+import kernels as K  # noqa: E402
+import peers_triton as T  # noqa: E402
+
+rows = []
+
+
+def bench(fn):
+    return do_bench(fn, return_mode="median")
+
+
+def record(problem, impl, ms, flops=None, nbytes=None, err=None):
+    r = {"problem": problem, "impl": impl, "ms": ms}
+    if flops:
+        r["TFLOP/s"] = flops / ms / 1e9
+    if nbytes:
+        r["GB/s"] = nbytes / ms / 1e6
+    if err is not None:
+        r["error"] = err
+    rows.append(r)
+    print(json.dumps(r), flush=True)
+
+
+def attempt(problem, impl, fn, check, flops=None, nbytes=None):
+    """Checks then times one implementation; a failure is recorded, not fatal."""
+    try:
+        fn()
+        torch.cuda.synchronize()
+        check()
+        record(problem, impl, bench(fn), flops, nbytes)
+    except Exception as e:  # noqa: BLE001 - the table shows what failed
+        record(problem, impl, float("nan"), err=f"{type(e).__name__}: {str(e)[:300]}")
+
+
+def close(a, b, atol, rtol=0.0):
+    if not torch.allclose(a.float(), b.float(), atol=atol, rtol=rtol):
+        raise AssertionError(f"mismatch: max abs err {(a.float() - b.float()).abs().max().item():.3g}")
+
+
+def run_vadd():
+    n = 1 << 28
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    o = torch.empty_like(x)
+    p = "vadd_fp32_2^28"
+    attempt(p, "torch", lambda: torch.add(x, y, out=o), lambda: None, nbytes=12 * n)
+    attempt(p, "triton", lambda: T.vadd_k[(triton.cdiv(n, 1024),)](x, y, o, n, B=1024),
+            lambda: close(o, x + y, 0), nbytes=12 * n)
+    o.fill_(float("nan"))
+    attempt(p, "tile", lambda: K.vadd[(tile.cdiv(n, 4096),)](x, y, o, BLOCK=4096),
+            lambda: close(o, x + y, 0), nbytes=12 * n)
+
+
+def rowwise_config(n):
+    block = triton.next_power_of_2(n)
+    rows = max(1, 4096 // block)
+    return rows, block
+
+
+def run_norms(shapes):
+    for (M, N) in shapes:
+        X = torch.randn(M, N, device="cuda", dtype=torch.float16)
+        Y = torch.empty_like(X)
+        B = triton.next_power_of_2(N)
+        warps = 8 if N <= 8192 else 16
+        ref = torch.softmax(X.float(), -1)
+        p = f"softmax_fp16_{M}x{N}"
+        nb = 4 * M * N
+        attempt(p, "torch", lambda: torch.softmax(X, -1), lambda: None, nbytes=nb)
+        attempt(p, "triton", lambda: T.softmax_k[(M,)](X, Y, X.stride(0), N, B=B, num_warps=warps),
+                lambda: close(Y, ref, 2e-3), nbytes=nb)
+        rows_, block = rowwise_config(N)
+        Y.fill_(float("nan"))
+        attempt(p, "tile", lambda: K.softmax[(tile.cdiv(M, rows_),)](X, Y, ROWS=rows_, BLOCK=block),
+                lambda: close(Y, ref, 2e-3), nbytes=nb)
+        W = torch.randn(N, device="cuda", dtype=torch.float16)
+        Bv = torch.randn(N, device="cuda", dtype=torch.float16)
+        ref = torch.nn.functional.layer_norm(X.float(), (N,), W.float(), Bv.float(), 1e-5)
+        p = f"layernorm_fp16_{M}x{N}"
+        attempt(p, "torch", lambda: torch.nn.functional.layer_norm(X, (N,), W, Bv), lambda: None, nbytes=nb)
+        attempt(p, "triton", lambda: T.layernorm_k[(M,)](X, Y, W, Bv, X.stride(0), N, 1e-5, B=B, num_warps=warps),
+                lambda: close(Y, ref, 2e-2), nbytes=nb)
+        Y.fill_(float("nan"))
+        attempt(p, "tile", lambda: K.layernorm[(tile.cdiv(M, rows_),)](X, W, Bv, Y, 1e-5, ROWS=rows_, BLOCK=block),
+                lambda: close(Y, ref, 2e-2), nbytes=nb)
+        del X, Y
+
+
+def run_matmul(sizes):
+    for dt in (torch.float16, torch.bfloat16):
+        for S in sizes:
+            A = torch.randn(S, S, device="cuda", dtype=dt)
+            Bm = torch.randn(S, S, device="cuda", dtype=dt)
+            C = torch.empty(S, S, device="cuda", dtype=dt)
+            ref = A.float() @ Bm.float()
+            p = f"matmul_{str(dt)[6:]}_{S}"
+            fl = 2 * S ** 3
+
+            def relerr():
+                e = ((C.float() - ref).norm() / ref.norm()).item()
+                if e > 1e-2:
+                    raise AssertionError(f"relative error {e:.3g}")
+
+            attempt(p, "torch", lambda: torch.matmul(A, Bm), lambda: None, flops=fl)
+            attempt(p, "triton", lambda: T.mm_k[lambda m: (triton.cdiv(S, m["BM"]) * triton.cdiv(S, m["BN"]),)](
+                A, Bm, C, S, S, S, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0), C.stride(1)),
+                relerr, flops=fl)
+            C.fill_(float("nan"))
+            BM, BN, BK = 128, 128, 32
+            attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, BM) * tile.cdiv(S, BN),)](
+                A, Bm, C, BM=BM, BN=BN, BK=BK, GROUP=8), relerr, flops=fl)
+
+
+def run_attention(shapes):
+    for (Bz, H, L, D) in shapes:
+        q = torch.randn(Bz, H, L, D, device="cuda", dtype=torch.float16)
+        k = torch.randn_like(q)
+        v = torch.randn_like(q)
+        o = torch.empty_like(q)
+        fl = 4 * Bz * H * L * L * D
+        for causal in (False, True):
+            p = f"attn{'_causal' if causal else ''}_fp16_B{Bz}H{H}L{L}D{D}"
+            ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+            f = fl / 2 if causal else fl
+            attempt(p, "torch-sdpa", lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                    lambda: None, flops=f)
+            o.fill_(float("nan"))
+            BM, BN = 128, 64
+            q3, k3, v3, o3 = (t.view(Bz * H, L, D) for t in (q, k, v, o))
+            attempt(p, "tile", lambda: K.attention[(L // BM, Bz * H)](
+                q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal),
+                lambda: close(o, ref, 2e-2), flops=f)
+
+
+def run_launch_overhead():
+    x = torch.randn(1024, device="cuda")
+    y = torch.randn(1024, device="cuda")
+    o = torch.empty_like(x)
+    impls = [("torch", lambda: torch.add(x, y, out=o)),
+             ("triton", lambda: T.vadd_k[(1,)](x, y, o, 1024, B=1024)),
+             ("tile", lambda: K.vadd[(1,)](x, y, o, BLOCK=1024))]
+    for name, fn in impls:
+        try:
+            for _ in range(100):
+                fn()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(5000):
+                fn()
+            torch.cuda.synchronize()
+            us = (time.perf_counter() - t) / 5000 * 1e6
+            rows.append({"problem": "launch_overhead", "impl": name, "us_per_call": us})
+        except Exception as e:  # noqa: BLE001
+            rows.append({"problem": "launch_overhead", "impl": name, "error": str(e)[:300]})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+COMPILE_SNIPPET = r"""
+import os, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {here!r}); sys.path.insert(0, {pf!r})
+import torch
+x = torch.randn(4096, 1024, device="cuda", dtype=torch.float16); y = torch.empty_like(x)
+torch.cuda.synchronize()
+t1 = time.perf_counter()
+import tile, kernels as K
+K.softmax[(4096,)](x, y, ROWS=1, BLOCK=1024)
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+print("FIRST_CALL_MS", (t2 - t1) * 1e3)
+"""
+
+
+def run_compile_times():
+    import tempfile
+    cache = tempfile.mkdtemp(prefix="tile-cache-")
+    code = COMPILE_SNIPPET.format(here=HERE, pf=os.path.join(HERE, "..", "python-frontend"))
+    for label in ("cold", "warm"):
+        env = dict(os.environ, TILE_CACHE_DIR=cache)
+        try:
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+            ms = float(out.stdout.split("FIRST_CALL_MS")[1].split()[0])
+            rows.append({"problem": f"first_call_{label}_cache(import tile + compile/load + launch)", "impl": "tile", "ms": ms})
+        except Exception as e:  # noqa: BLE001
+            rows.append({"problem": f"first_call_{label}_cache", "impl": "tile", "error": (str(e) + out.stderr[-500:])[:800]})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+def table():
+    by = {}
+    for r in rows:
+        by.setdefault(r["problem"], {})[r["impl"]] = r
+    lines = ["| problem | impl | ms | GB/s | TFLOP/s | us/call | tile vs torch | tile vs triton |",
+             "|---|---|---|---|---|---|---|---|"]
+    for prob, impls in by.items():
+        t = impls.get("tile", {})
+        for name, r in impls.items():
+            def fmt(k, d=3):
+                v = r.get(k)
+                return "" if v is None or v != v else f"{v:.{d}f}"
+            ratio_t = ratio_tr = ""
+            if name == "tile" and "ms" in t and t["ms"] == t["ms"]:
+                base = impls.get("torch") or impls.get("torch-sdpa")
+                if base and base.get("ms") == base.get("ms") and "ms" in base:
+                    ratio_t = f"{base['ms'] / t['ms']:.2f}x"
+                if "triton" in impls and impls["triton"].get("ms") == impls["triton"].get("ms"):
+                    ratio_tr = f"{impls['triton']['ms'] / t['ms']:.2f}x"
+            if name == "tile" and "us_per_call" in t:
+                if "torch" in impls and "us_per_call" in impls["torch"]:
+                    ratio_t = f"{impls['torch']['us_per_call'] / t['us_per_call']:.2f}x"
+                if "triton" in impls and "us_per_call" in impls["triton"]:
+                    ratio_tr = f"{impls['triton']['us_per_call'] / t['us_per_call']:.2f}x"
+            err = r.get("error", "")
+            lines.append(f"| {prob} | {name} | {fmt('ms', 4)} | {fmt('GB/s', 0)} | {fmt('TFLOP/s', 1)} | "
+                         f"{fmt('us_per_call', 2)} | {ratio_t} | {ratio_tr}{(' ERROR: ' + err[:120]) if err else ''} |")
+    return "\n".join(lines)
+
+
+def chart(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    by = {}
+    for r in rows:
+        if "ms" in r and r["ms"] == r["ms"] and not r["problem"].startswith("first_call"):
+            by.setdefault(r["problem"], {})[r["impl"]] = r["ms"]
+    probs = [p for p in by if "tile" in by[p]]
+    if not probs:
+        return
+    fig, ax = plt.subplots(figsize=(max(8, len(probs) * 0.8), 5))
+    for i, impl in enumerate(["torch", "triton", "tile"]):
+        vals = []
+        for p in probs:
+            base = by[p].get("torch") or by[p].get("torch-sdpa")
+            v = by[p].get(impl if impl != "torch" else ("torch" if "torch" in by[p] else "torch-sdpa"))
+            vals.append(base / v if base and v else 0)
+        ax.bar([j + i * 0.27 for j in range(len(probs))], vals, 0.27, label=impl)
+    ax.set_xticks([j + 0.27 for j in range(len(probs))])
+    ax.set_xticklabels(probs, rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("speed relative to torch (higher is better)")
+    ax.axhline(1.0, color="gray", lw=0.5)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--quick", action="store_true", help="one shape per problem")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,attention,launch,compile")
+    a = ap.parse_args()
+    only = set(filter(None, a.only.split(",")))
+    want = lambda k: not only or k in only  # noqa: E731
+    torch.manual_seed(0)
+    norm_shapes = [(32768, 1024), (8192, 8192), (4096, 32768)]
+    mm_sizes = [1024, 4096, 8192]
+    attn_shapes = [(4, 32, 4096, 128)]
+    if a.quick:
+        norm_shapes, mm_sizes = norm_shapes[:1], [4096]
+    if want("compile"):
+        run_compile_times()
+    if want("vadd"):
+        run_vadd()
+    if want("norms"):
+        run_norms(norm_shapes)
+    if want("matmul"):
+        run_matmul(mm_sizes)
+    if want("attention"):
+        run_attention(attn_shapes)
+    if want("launch"):
+        run_launch_overhead()
+    md = table()
+    print(md)
+    os.makedirs(a.out, exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "triton": triton.__version__}
+    json.dump({"meta": meta, "results": rows}, open(os.path.join(a.out, "bench.json"), "w"), indent=1)
+    open(os.path.join(a.out, "bench.md"), "w").write(f"{meta}\n\n{md}\n")
+    try:
+        chart(os.path.join(a.out, "bench.png"))
+    except Exception as e:  # noqa: BLE001
+        print("chart failed:", e)
+
+
+if __name__ == "__main__":
+    main()

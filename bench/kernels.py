@@ -1,0 +1,89 @@
+"""The kernels the benchmark measures, written against the language spec.
+
+Each is the tuned version of an example: tile shapes chosen for the H200,
+one kernel per problem, no autotuning."""
+import tile
+
+
+@tile.kernel
+def vadd(x, y, out, BLOCK: tile.Constant[int]):
+    i = tile.bid(0)
+    a = tile.load(x, index=(i,), shape=(BLOCK,))
+    b = tile.load(y, index=(i,), shape=(BLOCK,))
+    tile.store(out, index=(i,), tile=a + b)
+
+
+@tile.kernel
+def softmax(x, y, ROWS: tile.Constant[int], BLOCK: tile.Constant[int]):
+    r = tile.bid(0)
+    t = tile.load(x, index=(r, 0), shape=(ROWS, BLOCK), padding=-tile.inf)
+    t = t.astype(tile.float32)
+    e = tile.exp(t - tile.max(t, axis=1, keepdims=True))
+    s = tile.sum(e, axis=1, keepdims=True)
+    tile.store(y, index=(r, 0), tile=(e / s).astype(y.dtype))
+
+
+@tile.kernel
+def layernorm(x, w, b, y, eps, ROWS: tile.Constant[int], BLOCK: tile.Constant[int]):
+    r = tile.bid(0)
+    n = x.shape[1]
+    t = tile.load(x, index=(r, 0), shape=(ROWS, BLOCK)).astype(tile.float32)
+    mean = tile.sum(t, axis=1, keepdims=True) / n
+    cols = tile.arange(BLOCK)[None, :]
+    d = tile.where(cols < n, t - mean, 0.0)
+    var = tile.sum(d * d, axis=1, keepdims=True) / n
+    wt = tile.load(w, index=(0,), shape=(BLOCK,)).astype(tile.float32)[None, :]
+    bt = tile.load(b, index=(0,), shape=(BLOCK,)).astype(tile.float32)[None, :]
+    out = d * tile.rsqrt(var + eps) * wt + bt
+    tile.store(y, index=(r, 0), tile=out.astype(y.dtype))
+
+
+@tile.kernel
+def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+           BK: tile.Constant[int], GROUP: tile.Constant[int]):
+    # Grouped block order: GROUP row-blocks share their B columns in L2.
+    pid = tile.bid(0)
+    grid_m = tile.cdiv(a.shape[0], BM)
+    grid_n = tile.cdiv(b.shape[1], BN)
+    width = GROUP * grid_n
+    first_m = (pid // width) * GROUP
+    group_m = tile.minimum(grid_m - first_m, GROUP)
+    pm = first_m + (pid % width) % group_m
+    pn = (pid % width) // group_m
+    acc = tile.zeros((BM, BN), tile.float32)
+    for k in tile.range(tile.cdiv(a.shape[1], BK)):
+        at = tile.load(a, index=(pm, k), shape=(BM, BK))
+        bt = tile.load(b, index=(k, pn), shape=(BK, BN))
+        acc = tile.mma(at, bt, acc)
+    tile.store(c, index=(pm, pn), tile=acc.astype(c.dtype))
+
+
+@tile.kernel
+def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+    # q, k, v, o: (batch * heads, L, D). One block: BM query rows of one head.
+    mb = tile.bid(0)
+    bh = tile.bid(1)
+    qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
+    m_i = tile.full((BM,), -tile.inf, tile.float32)
+    l_i = tile.zeros((BM,), tile.float32)
+    acc = tile.zeros((BM, D), tile.float32)
+    n_kv = k.shape[1] // BN
+    if CAUSAL:
+        n_kv = ((mb + 1) * BM) // BN
+    rows = mb * BM + tile.arange(BM)
+    for j in tile.range(n_kv):
+        kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+        vt = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+        s = tile.mma(qt, kt.T, tile.zeros((BM, BN), tile.float32)) * scale
+        if CAUSAL:
+            cols = j * BN + tile.arange(BN)
+            s = tile.where(rows[:, None] >= cols[None, :], s, -tile.inf)
+        m_new = tile.maximum(m_i, tile.max(s, axis=1))
+        p = tile.exp(s - m_new[:, None])
+        alpha = tile.exp(m_i - m_new)
+        l_i = l_i * alpha + tile.sum(p, axis=1)
+        acc = tile.mma(p.astype(qt.dtype), vt, acc * alpha[:, None])
+        m_i = m_new
+    out = acc / l_i[:, None]
+    tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
