@@ -1,0 +1,80 @@
+//===- CudaModule.cpp - a cubin, loaded lazily per context ----------------===//
+
+#include "runtime/CudaModule.h"
+
+#include <cstdint>
+
+using namespace tile::runtime;
+using namespace tile::runtime::cu;
+
+/// Beyond this a kernel must opt in to more dynamic shared memory.
+static constexpr unsigned kDefaultSharedLimit = 48 * 1024;
+
+CudaModule::CudaModule(CudaDriver &driver, std::string image,
+                       std::string kernelName, unsigned sharedMem)
+    : driver(driver), cubin(std::move(image)),
+      kernelName(std::move(kernelName)), sharedMem(sharedMem) {}
+
+CudaModule::~CudaModule() {
+  if (loaded.empty())
+    return;
+  const CudaApiTable &cu = driver.api();
+  for (const Loaded &l : loaded) {
+    // Errors are ignored: at exit the context may already be gone.
+    CUcontext previous = nullptr;
+    cu.cuCtxGetCurrent(&previous);
+    if (cu.cuCtxSetCurrent(l.ctx) == CUDA_SUCCESS)
+      cu.cuModuleUnload(l.module);
+    cu.cuCtxSetCurrent(previous);
+  }
+}
+
+CUfunction CudaModule::function(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Loaded &l : loaded)
+    if (l.ctx == ctx)
+      return l.function;
+
+  const CudaApiTable &cu = driver.api();
+  if (sharedMem > kDefaultSharedLimit) {
+    int limit = driver.maxSharedOptIn(ctx);
+    if (int64_t(sharedMem) > limit)
+      throw CudaError(-1, "kernel '" + kernelName + "' needs " +
+                              std::to_string(sharedMem) +
+                              " bytes of shared memory; the device allows " +
+                              std::to_string(limit));
+  }
+  ScopedContext scope(driver, ctx);
+  CUmodule module = nullptr;
+  driver.check(cu.cuModuleLoadData(&module, cubin.data()),
+               "cuModuleLoadData");
+  CUfunction fn = nullptr;
+  CUresult r = cu.cuModuleGetFunction(&fn, module, kernelName.c_str());
+  if (r == CUDA_SUCCESS && sharedMem > kDefaultSharedLimit)
+    r = cu.cuFuncSetAttribute(
+        fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(sharedMem));
+  if (r != CUDA_SUCCESS) {
+    std::string why = driver.describe(r);
+    cu.cuModuleUnload(module);
+    throw CudaError(r, "loading kernel '" + kernelName + "' failed: " + why);
+  }
+  loaded.push_back({ctx, module, fn});
+  return fn;
+}
+
+void CudaModule::launch(const LaunchConfig &config, CUstream stream,
+                        void **params) {
+  CUcontext ctx = driver.contextForStream(stream);
+  CUfunction fn = function(ctx);
+  if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0)
+    return; // an empty grid launches nothing, as in Triton
+  ScopedContext scope(driver, ctx);
+  const CudaApiTable &cu = driver.api();
+  CUresult r = cu.cuLaunchKernel(
+      fn, config.grid[0], config.grid[1], config.grid[2], config.block[0],
+      config.block[1], config.block[2], config.sharedMem, stream, params,
+      nullptr);
+  if (r != CUDA_SUCCESS)
+    throw CudaError(r, "launching kernel '" + kernelName + "' failed: " +
+                           driver.describe(r));
+}

@@ -1,0 +1,61 @@
+//===- CudaModule.h - a cubin, loaded lazily per context --------*- C++ -*-===//
+//
+// Holds a kernel's cubin bytes and loads them into a context the first time
+// the kernel launches there (one CUmodule per context, e.g. per device).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_RUNTIME_CUDAMODULE_H
+#define TILE_RUNTIME_CUDAMODULE_H
+
+#include "runtime/CudaDriver.h"
+
+#include <array>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tile::runtime {
+
+struct LaunchConfig {
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{128, 1, 1};
+  unsigned sharedMem = 0; // dynamic shared memory, bytes
+};
+
+class CudaModule {
+public:
+  CudaModule(CudaDriver &driver, std::string image, std::string kernelName,
+             unsigned sharedMem);
+  ~CudaModule();
+  CudaModule(const CudaModule &) = delete;
+  CudaModule &operator=(const CudaModule &) = delete;
+
+  /// The kernel in `ctx`, loading the module there on first use and raising
+  /// its dynamic shared memory limit when it needs more than 48 KiB.
+  cu::CUfunction function(cu::CUcontext ctx);
+
+  /// Launches on `stream` (0: the current context's legacy stream) with the
+  /// packed parameters. Throws CudaError with the driver's message.
+  void launch(const LaunchConfig &config, cu::CUstream stream, void **params);
+
+  const std::string &name() const { return kernelName; }
+  const std::string &image() const { return cubin; }
+
+private:
+  struct Loaded {
+    cu::CUcontext ctx;
+    cu::CUmodule module;
+    cu::CUfunction function;
+  };
+
+  CudaDriver &driver;
+  std::string cubin;
+  std::string kernelName;
+  unsigned sharedMem;
+  std::mutex mutex;
+  std::vector<Loaded> loaded;
+};
+
+} // namespace tile::runtime
+
+#endif
