@@ -1,0 +1,60 @@
+"""tile: a tile-based GPU kernel language, traced to MLIR.
+
+    import tile
+
+    @tile.kernel
+    def vadd(x, y, out, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        a = tile.load(x, index=(i,), shape=(BLOCK,))
+        b = tile.load(y, index=(i,), shape=(BLOCK,))
+        tile.store(out, index=(i,), tile=a + b)
+
+    vadd[(tile.cdiv(n, 1024),)](x, y, out, BLOCK=1024)
+
+The C++ module `tile._tile` is loaded lazily, so `import tile` works
+without it and without a GPU.
+"""
+
+from .dtypes import (DType, bfloat16, bool_, float8_e4m3fn, float8_e5m2, float16,
+                     float32, float64, int8, int16, int32, int64, uint8, uint16,
+                     uint32, uint64)
+from .errors import (TileCompileError, TileError, TileLaunchError, TileShapeError,
+                     TileTypeError)
+from .kernel import CompiledKernel, Kernel, kernel, launch
+from .language import (Array, Constant, Scalar, Tile, broadcast_to, constexpr,
+                       expand_dims, permute, reshape)
+from .loops import range
+from .memory import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min,
+                     atomic_or, atomic_xchg, atomic_xor, gather, load, scatter, store)
+from .ops import (abs, arange, astype, bid, cdiv, ceil, cos, device_assert, device_print,
+                  erf, exp, exp2, fma, floor, full, inf, log, log2, maximum, minimum, nan,
+                  num_blocks, ones, rsqrt, sigmoid, sin, sqrt, tanh, where, zeros)
+from .reduce import (argmax, argmin, cumprod, cumsum, matmul, max, min, mma, prod,
+                     reduce, scan, sum)
+
+__version__ = "0.1.0"
+
+
+def transpose(t, axes=None):
+    """Reverses the axes of `t` (swaps them for 2-d), or permutes by `axes`."""
+    from .language import _to_tile
+    t = _to_tile(t)
+    if axes is None:
+        return t.T
+    return permute(t, axes)
+
+
+def default_backend():
+    """The backend kernels run on by default: "cuda" or "cpu"."""
+    from .backend import default_backend as _default
+    return _default()
+
+
+def __getattr__(name):
+    if name == "_tile":  # `from tile import _tile`, found lazily
+        from .backend import load
+        mod = load()
+        if mod is None:
+            raise ImportError("tile._tile is not built")
+        return mod
+    raise AttributeError(f"module 'tile' has no attribute {name!r}")

@@ -1,0 +1,145 @@
+"""The C++ module `tile._tile`, found lazily, and backend selection.
+
+`import tile` must work without `_tile` (not built yet) and without a GPU, so
+nothing here runs at import time.
+"""
+
+import glob
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_module = None
+_searched = False
+
+
+def _candidates():
+    """Built `_tile` extensions outside the package, for a source checkout
+    whose CMake build put the module in build*/ (newest first)."""
+    root = os.path.dirname(os.path.dirname(_PKG_DIR))
+    dirs = [os.environ.get("TILE_EXT_DIR", "")]
+    dirs += glob.glob(os.path.join(root, "build*", "python-frontend", "tile"))
+    dirs += glob.glob(os.path.join(root, "build*", "python-frontend"))
+    dirs += glob.glob(os.path.join(root, "build*", "lib"))
+    found = []
+    for d in filter(None, dirs):
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            found += glob.glob(os.path.join(d, "_tile" + suffix))
+    found.sort(key=os.path.getmtime, reverse=True)
+    return found
+
+
+def find_module_file():
+    """Where `_tile` would be loaded from, or None when it is not built."""
+    spec = importlib.util.find_spec("tile._tile")
+    if spec is not None:
+        return spec.origin
+    found = _candidates()
+    return found[0] if found else None
+
+
+def load():
+    """The `_tile` module, or None when it is not built. A module that exists
+    but fails to import raises: that is a bug, not an absent module."""
+    global _module, _searched
+    if _module is not None or _searched:
+        return _module
+    _searched = True
+    if importlib.util.find_spec("tile._tile") is not None:
+        _module = importlib.import_module("tile._tile")
+        return _module
+    found = _candidates()
+    if found:
+        loader = importlib.machinery.ExtensionFileLoader("tile._tile", found[0])
+        spec = importlib.util.spec_from_file_location("tile._tile", found[0], loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["tile._tile"] = mod
+        loader.exec_module(mod)
+        _module = mod
+    return _module
+
+
+def require(what="launching a kernel"):
+    from .errors import TileLaunchError
+    mod = load()
+    if mod is None:
+        raise TileLaunchError(
+            f"{what} needs the C++ module tile._tile, which is not built",
+            "build it: cmake -G Ninja -B build -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir "
+            "&& ninja -C build (or pip install .)")
+    return mod
+
+
+def cuda_device_count():
+    mod = load()
+    if mod is None:
+        return 0
+    for name in ("cuda_device_count", "device_count"):
+        fn = getattr(mod, name, None)
+        if fn is not None:
+            try:
+                return int(fn())
+            except Exception:  # no driver: no usable GPU
+                return 0
+    return 0
+
+
+def default_backend():
+    """TILE_BACKEND, else cuda when a GPU is usable, else cpu."""
+    env = os.environ.get("TILE_BACKEND", "").strip().lower()
+    if env:
+        return resolve(env)
+    return "cuda" if cuda_device_count() > 0 else "cpu"
+
+
+def resolve(name):
+    from .errors import TileLaunchError
+    if name is None:
+        return default_backend()
+    n = str(name).strip().lower()
+    if n in ("gpu", "nvidia"):
+        n = "cuda"
+    if n not in ("cuda", "cpu"):
+        raise TileLaunchError(f"unknown backend {name!r}", "use 'cuda' or 'cpu' "
+                              "(TILE_BACKEND=cuda|cpu)", kernel=None)
+    return n
+
+
+def cuda_target():
+    """'sm_90' on Hopper and newer, else 'sm_80'. Asks
+    `_tile.cuda_device_capability(device) -> (major, minor)` when present,
+    else torch when it is already imported."""
+    mod = load()
+    cap = None
+    fn = getattr(mod, "cuda_device_capability", None) if mod is not None else None
+    if fn is not None:
+        try:
+            cap = tuple(fn(0))
+        except TypeError:
+            cap = tuple(fn())
+    else:
+        torch = sys.modules.get("torch")
+        try:
+            if torch is not None and torch.cuda.is_available():
+                cap = torch.cuda.get_device_capability()
+        except Exception:  # torch without a working driver
+            cap = None
+    if cap is None:
+        return "sm_80"
+    return "sm_90" if cap[0] >= 9 else "sm_80"
+
+
+def target_for(backend):
+    return "cpu" if backend == "cpu" else cuda_target()
+
+
+def compile_options(num_warps, opt_level):
+    return {
+        "num_warps": int(num_warps or 0),
+        "opt_level": int(opt_level),
+        "dump_dir": os.environ.get("TILE_DUMP_DIR", ""),
+        "always_compile": os.environ.get("TILE_ALWAYS_COMPILE", "") not in ("", "0"),
+    }

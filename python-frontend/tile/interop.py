@@ -1,0 +1,381 @@
+"""Kernel arguments from the outside world, on the launch hot path.
+
+Each handler takes one argument and the flat launch list, appends what
+`_tile.Kernel.launch` wants (arrays: data_ptr, *shape, *strides in elements;
+scalars: the value) and returns the argument's part of the specialization key:
+
+- arrays: (source, dtype, ndim, unit-stride mask, 16-byte aligned, extents % 16 == 0)
+- ints: "one" (specialized away), "i32", "i32d16", "i64", "i64d16"
+- floats: "f32"; bools: "bool"
+
+Handlers are picked by `type(arg)` from a dict, so the common case is one
+dict lookup and one call. Array key parts are memoized on (dtype, shape,
+strides), which leaves two attribute reads and a pointer test per array.
+"""
+
+import ctypes
+import numbers
+import sys
+
+from . import dtypes as D
+
+__all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter"]
+
+
+class ArgError(Exception):
+    """A bad argument; the kernel turns it into a TileLaunchError/TileTypeError
+    that names the parameter."""
+
+    def __init__(self, message, hint=None, kind="launch"):
+        super().__init__(message)
+        self.hint = hint
+        self.kind = kind
+
+
+I32_MIN, I32_MAX = -(1 << 31), (1 << 31) - 1
+I64_MIN, I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int(v, flat):
+    if v == 1:
+        return "one"
+    flat.append(v)
+    if I32_MIN <= v <= I32_MAX:
+        return "i32" if v & 15 else "i32d16"
+    if not I64_MIN <= v <= I64_MAX:
+        raise ArgError(f"the int {v} does not fit in 64 bits", kind="type")
+    return "i64" if v & 15 else "i64d16"
+
+
+def _float(v, flat):
+    flat.append(v)
+    return "f32"
+
+
+def _bool(v, flat):
+    flat.append(int(v))
+    return "bool"
+
+
+def _np_int(v, flat):
+    return _int(int(v), flat)
+
+
+def _np_float(v, flat):
+    return _float(float(v), flat)
+
+
+def _np_bool(v, flat):
+    return _bool(bool(v), flat)
+
+
+# -- array key parts -------------------------------------------------------
+
+_parts_cache = {}
+
+
+def _array_parts(tag, dt, shape, strides):
+    """The two key parts (aligned pointer, unaligned pointer) of an array."""
+    mask, ok16, div = 0, True, True
+    size = dt.itemsize
+    for i, (n, s) in enumerate(zip(shape, strides)):
+        if s == 1:
+            mask |= 1 << i
+        elif (s * size) & 15:
+            ok16 = False
+        if n & 15:
+            div = False
+    ndim = len(shape)
+    return ((tag, dt, ndim, mask, ok16, div), (tag, dt, ndim, mask, False, div))
+
+
+def _check_dtype(dt, what):
+    d = D.to_dtype(dt)
+    if d is None:
+        raise ArgError(f"arrays of dtype {dt} are not supported", "use one of the dtypes "
+                       "of the spec (bool, int8..64, uint8..64, float16/32/64, bfloat16, "
+                       "float8)", kind="type")
+    return d
+
+
+def _cached_parts(tag, dtkey, dtname, shape, strides):
+    key = (tag, dtkey, shape, strides)
+    p = _parts_cache.get(key)
+    if p is None:
+        if len(_parts_cache) > 4096:
+            _parts_cache.clear()
+        p = _parts_cache[key] = _array_parts(tag, _check_dtype(dtname, tag), shape, strides)
+    return p
+
+
+# -- torch -------------------------------------------------------------------
+
+_torch_dtypes = {}
+
+
+def _torch_dtype(t):
+    d = _torch_dtypes.get(t)
+    if d is None:
+        d = _torch_dtypes[t] = _check_dtype(str(t), "torch")
+    return d
+
+
+def _torch_parts(t, shape, strides):
+    key = ("torch", t.dtype, shape, strides)
+    p = _parts_cache.get(key)
+    if p is None:
+        if len(_parts_cache) > 4096:
+            _parts_cache.clear()
+        p = _parts_cache[key] = _array_parts("torch", _torch_dtype(t.dtype), shape, strides)
+    return p
+
+
+def _torch_cuda(t, flat):
+    if not t.is_cuda:
+        raise ArgError(f"a torch tensor on {t.device} was passed to a kernel running on "
+                       "the CUDA backend", "move it to the GPU (t.cuda()) or run on the "
+                       "CPU backend (TILE_BACKEND=cpu)")
+    ptr = t.data_ptr()
+    shape = t.shape
+    st = t.stride()
+    flat.append(ptr)
+    flat += shape
+    flat += st
+    return _torch_parts(t, shape, st)[ptr & 15 != 0]
+
+
+def _torch_host(t, flat):
+    if t.is_cuda:
+        raise ArgError(f"a torch tensor on {t.device} was passed to a kernel running on "
+                       "the CPU backend", "pass a CPU tensor (t.cpu()) or run on the "
+                       "CUDA backend")
+    ptr = t.data_ptr()
+    shape = t.shape
+    st = t.stride()
+    flat.append(ptr)
+    flat += shape
+    flat += st
+    return _torch_parts(t, shape, st)[ptr & 15 != 0]
+
+
+def _torch_any(t, flat):  # kernel.compile(): no device check
+    ptr = t.data_ptr()
+    shape, st = t.shape, t.stride()
+    flat.append(ptr)
+    flat += shape
+    flat += st
+    return _torch_parts(t, shape, st)[ptr & 15 != 0]
+
+
+# -- NumPy (host memory) -----------------------------------------------------
+
+def _elem_strides(strides, itemsize, what):
+    out = []
+    for s in strides:
+        if s % itemsize:
+            raise ArgError(f"{what} has a stride of {s} bytes, not a multiple of its "
+                           f"element size {itemsize}", "pass a copy (np.ascontiguousarray)",
+                           kind="type")
+        out.append(s // itemsize)
+    return tuple(out)
+
+
+def _numpy_any(a, flat):
+    ai = a.__array_interface__
+    ptr = ai["data"][0]
+    shape = a.shape
+    st = _elem_strides(a.strides, a.itemsize, "a NumPy array")
+    flat.append(ptr)
+    flat += shape
+    flat += st
+    return _cached_parts("numpy", a.dtype, a.dtype.name, shape, st)[ptr & 15 != 0]
+
+
+def _numpy_on_cuda(a, flat):
+    raise ArgError("a NumPy array (host memory) was passed to a kernel running on the "
+                   "CUDA backend", "pass a device array (e.g. torch.from_numpy(a).cuda() or "
+                   "cupy.asarray(a)), or run on the CPU backend with TILE_BACKEND=cpu")
+
+
+# -- __cuda_array_interface__ ------------------------------------------------
+
+def _cai_dtype(d):
+    import numpy as np
+    try:
+        return np.dtype(d["typestr"]).name
+    except TypeError:
+        return str(d["typestr"])
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= n
+    return tuple(reversed(st))
+
+
+def _cai_any(x, flat):
+    d = x.__cuda_array_interface__
+    ptr = d["data"][0]
+    shape = tuple(d["shape"])
+    name = _cai_dtype(d)
+    dt = _check_dtype(name, "cuda array")
+    if d.get("strides") is None:
+        st = _contiguous_strides(shape)
+    else:
+        st = _elem_strides(d["strides"], dt.itemsize, "a CUDA array")
+    flat.append(ptr)
+    flat += shape
+    flat += st
+    return _cached_parts("cai", name, name, shape, st)[ptr & 15 != 0]
+
+
+def _cai_on_host(x, flat):
+    raise ArgError(f"a CUDA array ({type(x).__name__}) was passed to a kernel running on "
+                   "the CPU backend", "copy it to host memory, or run on the CUDA backend")
+
+
+# -- DLPack ------------------------------------------------------------------
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CODES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64",
+             (1, 8): "uint8", (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64",
+             (2, 16): "float16", (2, 32): "float32", (2, 64): "float64",
+             (4, 16): "bfloat16", (6, 8): "bool", (10, 8): "float8_e4m3fn",
+             (12, 8): "float8_e5m2"}
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dlpack_view(x):
+    """(device type, ptr, shape, strides, dtype name) of a __dlpack__ object.
+    The capsule is not consumed, so its destructor frees it; `x` keeps the
+    memory alive for the launch."""
+    cap = x.__dlpack__()
+    t = _DLTensor.from_address(_get_pointer(cap, b"dltensor"))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    if t.strides:
+        st = tuple(t.strides[i] for i in range(t.ndim))
+    else:
+        st = _contiguous_strides(shape)
+    name = _DL_CODES.get((t.dtype.code, t.dtype.bits), f"dlpack code {t.dtype.code}/"
+                         f"{t.dtype.bits} bits")
+    if t.dtype.lanes != 1:
+        name = f"vector of {t.dtype.lanes} lanes"
+    return t.device.device_type, (t.data or 0) + t.byte_offset, shape, st, name
+
+
+def _dlpack(devices, where):
+    def handler(x, flat):
+        dev, ptr, shape, st, name = _dlpack_view(x)
+        if devices is not None and dev not in devices:
+            raise ArgError(f"a {type(x).__name__} array on DLPack device type {dev} was "
+                           f"passed to a kernel running on the {where} backend",
+                           "move the array to the backend's device")
+        flat.append(ptr)
+        flat += shape
+        flat += st
+        return _cached_parts("dlpack", name, name, shape, st)[ptr & 15 != 0]
+    return handler
+
+
+# -- dispatch ----------------------------------------------------------------
+
+_BASE = {int: _int, float: _float, bool: _bool}
+
+
+def _classify(x, backend):
+    """The handler for a type not seen before (None: unsupported)."""
+    t = type(x)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return {"cuda": _torch_cuda, "cpu": _torch_host}.get(backend, _torch_any)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(x, np.ndarray):
+            return _numpy_on_cuda if backend == "cuda" else _numpy_any
+        if isinstance(x, np.bool_):
+            return _np_bool
+        if isinstance(x, np.integer):
+            return _np_int
+        if isinstance(x, np.floating):
+            return _np_float
+    if hasattr(t, "__cuda_array_interface__") or hasattr(x, "__cuda_array_interface__"):
+        return _cai_on_host if backend == "cpu" else _cai_any
+    if hasattr(x, "__dlpack__"):
+        devices = {"cuda": {_DL_CUDA, _DL_CUDA_MANAGED},
+                   "cpu": {_DL_CPU, _DL_CUDA_HOST}}.get(backend)
+        return _dlpack(devices, backend)
+    if hasattr(x, "__array_interface__") and backend != "cuda":
+        return _numpy_any if np is not None and isinstance(x, np.ndarray) else None
+    if isinstance(x, bool):
+        return _bool
+    if isinstance(x, numbers.Integral):
+        return _np_int
+    if isinstance(x, numbers.Real):
+        return _np_float
+    return None
+
+
+class handlers(dict):
+    """type -> handler, filled on first sight of each type for one backend."""
+
+    def __init__(self, backend):
+        super().__init__(_BASE)
+        self.backend = backend
+
+    def slow(self, x, flat):
+        h = _classify(x, self.backend)
+        if h is None:
+            raise ArgError(f"arguments of type {type(x).__module__}.{type(x).__qualname__} "
+                           "are not supported", "pass an array (torch, CuPy, JAX, or NumPy "
+                           "on the CPU backend), an int, a float or a bool", kind="type")
+        self[type(x)] = h
+        return h(x, flat)
+
+
+# -- streams -----------------------------------------------------------------
+
+def torch_stream_getter():
+    """A fast function returning torch's current CUDA stream handle."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    c = torch._C
+    raw, dev = getattr(c, "_cuda_getCurrentRawStream", None), getattr(c, "_cuda_getDevice", None)
+    if raw is not None and dev is not None:
+        return lambda: raw(dev())
+    return lambda: torch.cuda.current_stream().cuda_stream
+
+
+def stream_of(s):
+    """A raw stream handle from an int, a torch/CuPy stream, or None (0)."""
+    if s is None:
+        return 0
+    if isinstance(s, int):
+        return s
+    for attr in ("cuda_stream", "ptr", "handle"):
+        v = getattr(s, attr, None)
+        if isinstance(v, int):
+            return v
+    if hasattr(s, "__cuda_stream__"):
+        return int(s.__cuda_stream__()[1])
+    raise ArgError(f"cannot use {s!r} as a CUDA stream", "pass an int handle or a "
+                   "torch.cuda.Stream / cupy.cuda.Stream", kind="type")

@@ -1,0 +1,394 @@
+"""`@tile.kernel`: the Kernel object, specialization keys, the dispatch cache
+and the launch path.
+
+The per-call path is a function generated for each kernel (see
+`_make_launcher`): Python's own argument binding, one handler call per
+argument (interop.py), a tuple key, one dict lookup, `_tile.Kernel.launch`.
+Everything else (tracing, compiling, error messages) runs on a cache miss.
+"""
+
+import functools
+import inspect
+
+from . import backend as _backend
+from . import interop, ir
+from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
+                     first_python_diagnostic, kernel_scope, user_location)
+from .language import is_constant_annotation
+from .rewrite import def_line, rewritten
+from .tracer import trace
+
+__all__ = ["Kernel", "CompiledKernel", "kernel", "launch"]
+
+# One native binary per distinct (IR, target, options), shared by kernels.
+_binaries = {}
+
+
+def kernel(fn=None, *, num_warps=None, opt_level=3, backend=None):
+    """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None)`."""
+    def wrap(f):
+        return Kernel(f, num_warps=num_warps, opt_level=opt_level, backend=backend)
+    if fn is None:
+        return wrap
+    if not callable(fn):
+        raise TypeError("@tile.kernel decorates a function; pass options by keyword: "
+                        "@tile.kernel(num_warps=4)")
+    return wrap(fn)
+
+
+def launch(kern, grid, *args, stream=None, **kwargs):
+    """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`."""
+    if not isinstance(kern, Kernel):
+        raise TypeError(f"tile.launch needs a @tile.kernel function, got {kern!r}")
+    return _Launcher(kern, grid)(*args, stream=stream, **kwargs)
+
+
+class _Launcher:
+    """`kernel[grid]`; calling it launches."""
+
+    __slots__ = ("_k", "_g")
+
+    def __init__(self, k, grid):
+        self._k = k
+        self._g = grid
+
+    def __call__(self, *args, stream=None, **kwargs):
+        k = self._k
+        fast = k._fast or k._build_launcher()
+        try:
+            return fast(self._g, stream, *args, **kwargs)
+        except interop.ArgError as e:
+            raise k._argument_error(e, args, kwargs) from None
+        except TypeError as e:
+            if isinstance(e, TileError):
+                raise
+            tb = e.__traceback__.tb_next
+            if tb is None:  # raised by the binding of the arguments
+                raise k._signature_error(args, kwargs, e) from None
+            if tb.tb_next is None and "unhashable" in str(e):
+                raise k._unhashable_constant(args, kwargs) from None
+            raise
+
+
+class CompiledKernel:
+    """One specialization: what `kernel.compile(...)` returns and what the
+    dispatch cache holds. `.asm` maps stage names to text ("tile" is the
+    traced IR; `_tile` adds "fused", "mapped", "llvm", "ptx", "cubin")."""
+
+    __slots__ = ("kernel", "name", "key", "constants", "ir", "asm", "backend", "target",
+                 "num_warps", "shared_mem", "binary", "_launch", "_stream_fn")
+
+    def __init__(self, kern, key, constants, ir_text, backend, target):
+        self.kernel = kern
+        self.name = kern.__name__
+        self.key = key
+        self.constants = constants
+        self.ir = ir_text
+        self.asm = {"tile": ir_text}
+        self.backend = backend
+        self.target = target
+        self.num_warps = kern.num_warps or 0
+        self.shared_mem = 0
+        self.binary = None
+        self._launch = self._no_binary
+        self._stream_fn = None
+        if backend == "cuda" and any(isinstance(p, tuple) and p[0] == "torch" for p in key):
+            self._stream_fn = interop.torch_stream_getter()
+
+    def _attach(self, binary):
+        self.binary = binary
+        asm = dict(getattr(binary, "asm", {}) or {})
+        asm["tile"] = self.ir
+        self.asm = asm
+        self.num_warps = getattr(binary, "num_warps", self.num_warps)
+        self.shared_mem = getattr(binary, "shared_mem", 0)
+        self._launch = binary.launch
+
+    def _no_binary(self, grid, args, stream):
+        _backend.require(f"launching kernel '{self.name}'")
+        raise TileLaunchError(f"kernel '{self.name}' was traced but not compiled")
+
+    def run(self, grid, flat, stream):
+        """The hot path after the cache lookup."""
+        if grid.__class__ is not tuple or len(grid) != 3:
+            grid = self._grid3(grid)
+            if grid is None:
+                return  # an empty grid launches nothing
+        if stream is None:
+            sf = self._stream_fn
+            stream = sf() if sf is not None else 0
+        elif stream.__class__ is not int:
+            stream = interop.stream_of(stream)
+        self._launch(grid, tuple(flat), stream)
+
+    def _grid3(self, grid):
+        g = grid
+        if callable(g) and not isinstance(g, (tuple, list, int)):
+            g = g(dict(self.constants))
+        if isinstance(g, (tuple, list)):
+            if not 1 <= len(g) <= 3:
+                raise TileLaunchError(f"a grid has 1 to 3 dimensions, got {tuple(g)!r}",
+                                      kernel=self.name)
+            g = tuple(g) + (1,) * (3 - len(g))
+        else:
+            g = (g, 1, 1)
+        try:
+            g = tuple(int(x) for x in g)
+        except (TypeError, ValueError):
+            raise TileLaunchError(f"the grid must hold ints, got {grid!r}",
+                                  "e.g. kernel[(tile.cdiv(n, BLOCK),)](...)",
+                                  kernel=self.name) from None
+        if min(g) < 0:
+            raise TileLaunchError(f"the grid {g} has a negative dimension", kernel=self.name)
+        return None if min(g) == 0 else g
+
+    def launch(self, grid, *args, stream=None, **kwargs):
+        """Launches through the kernel (re-checking the specialization)."""
+        return self.kernel[grid](*args, stream=stream, **kwargs)
+
+    def __repr__(self):
+        return f"<CompiledKernel {self.name} for {self.target}>"
+
+
+class Kernel:
+    """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
+
+    def __init__(self, fn, num_warps=None, opt_level=3, backend=None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.num_warps = num_warps
+        self.opt_level = opt_level
+        self.backend = backend
+        self.cache = {}          # specialization key -> CompiledKernel
+        self.compile_count = 0   # traces+compiles done (tests check reuse)
+        self._fast = None
+        self._backend_name = None
+        self._signature = inspect.signature(fn)
+        self.params = []         # [(name, is_constant)]
+        for p in self._signature.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TileTypeError(f"kernel parameters cannot be *{p.name} / **{p.name}",
+                                    "list every parameter explicitly",
+                                    kernel=fn.__name__, location=self._def_location())
+            self.params.append((p.name, is_constant_annotation(p.annotation)))
+
+    # -- calling ---------------------------------------------------------
+    def __getitem__(self, grid):
+        return _Launcher(self, grid)
+
+    def __call__(self, *args, **kwargs):
+        if ir.current() is not None:  # a kernel called from a kernel: inline it
+            return self._traceable()(*args, **kwargs)
+        raise TypeError(
+            f"kernel '{self.__name__}' must be launched with a grid: "
+            f"{self.__name__}[grid](*args), e.g. {self.__name__}[(tile.cdiv(n, BLOCK),)](...), "
+            "or tile.launch(kernel, grid, *args)")
+
+    def __repr__(self):
+        return f"<tile.kernel {self.__name__}>"
+
+    # -- tracing and compiling -------------------------------------------
+    def _def_location(self):
+        return (self.fn.__code__.co_filename, def_line(self.fn), 1)
+
+    def _traceable(self):
+        from .loops import RUNTIME
+        return rewritten(self.fn, RUNTIME, strip_decorators=True) or self.fn
+
+    def _resolve_backend(self):
+        if self._backend_name is None:
+            with kernel_scope(self.__name__):
+                self._backend_name = _backend.resolve(self.backend)
+        return self._backend_name
+
+    def _constants(self, key):
+        return {name: part[1] for (name, const), part in zip(self.params, key) if const}
+
+    def _trace(self, key):
+        fn = self._traceable()  # rewrites first, so the def line is known
+        return trace(self.__name__, fn, self.params, key, self._def_location())
+
+    def _specialize(self, key, need_binary):
+        """Traces and (when _tile is present) compiles one key."""
+        backend = self._resolve_backend()
+        target = _backend.target_for(backend) if _backend.load() is not None else backend
+        with kernel_scope(self.__name__):
+            text = self._trace(key)
+            ck = CompiledKernel(self, key, self._constants(key), text, backend, target)
+            mod = _backend.require(f"launching kernel '{self.__name__}'") if need_binary \
+                else _backend.load()
+            if mod is not None:
+                ck._attach(self._native_compile(mod, text, target))
+        self.compile_count += 1
+        return ck
+
+    def _native_compile(self, mod, text, target):
+        options = _backend.compile_options(self.num_warps, self.opt_level)
+        bkey = (text, target, tuple(sorted(options.items())))
+        binary = _binaries.get(bkey)
+        if binary is not None and not options["always_compile"]:
+            return binary
+        try:
+            binary = mod.compile(text, target, options)
+        except Exception as e:
+            if type(e).__name__ != "CompileError" and not isinstance(
+                    e, getattr(mod, "CompileError", ())):
+                raise
+            raise self._compile_error(e) from None
+        _binaries[bkey] = binary
+        return binary
+
+    def _compile_error(self, e):
+        stage = getattr(e, "stage", "") or "?"
+        repro = getattr(e, "reproducer", "") or ""
+        diags = str(e)
+        hit = first_python_diagnostic(diags)
+        loc = (hit[0], hit[1], 0) if hit else self._def_location()
+        what = hit[2] if hit else (diags.strip().splitlines() or ["compilation failed"])[0]
+        msg = f"compilation failed in stage '{stage}': {what}"
+        if diags.strip() and (not hit or diags.strip() != what):
+            msg += "\n" + diags.strip()
+        hint = ("this is a compiler bug if the kernel is valid; rerun the stage with "
+                f"tilec/tile-opt on the reproducer {repro}" if repro else
+                "set TILE_DUMP_DIR to keep every stage's IR for a bug report")
+        return TileCompileError(msg, hint, stage=stage, reproducer=repro,
+                                diagnostics=diags, kernel=self.__name__, location=loc)
+
+    def _miss(self, key, args):
+        ck = self.cache.get(key)
+        if ck is None or ck.binary is None:
+            ck = self._specialize(key, need_binary=True)
+            self.cache[key] = ck
+        return ck
+
+    def _bind(self, args, kwargs):
+        """Every parameter's value, in order (slow path)."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self._signature_error(args, kwargs, e) from None
+        bound.apply_defaults()
+        return [bound.arguments[n] for n, _ in self.params]
+
+    def _key(self, values, handlers):
+        flat, key = [], []
+        for (name, const), v in zip(self.params, values):
+            if const:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise TileTypeError(f"Constant parameter '{name}' got an unhashable "
+                                        f"{type(v).__name__}", "pass a tuple instead of a "
+                                        "list", kernel=self.__name__) from None
+                key.append((v.__class__, v))
+            else:
+                try:
+                    h = handlers.get(type(v)) or handlers.slow
+                    key.append(h(v, flat))
+                except interop.ArgError as e:
+                    raise self._arg_exception(e, name) from None
+        return tuple(key), flat
+
+    def compile(self, *args, **constants):
+        """Traces and compiles for these arguments; returns a CompiledKernel
+        whose `.asm["tile"]` is the traced IR (even without `_tile`)."""
+        values = self._bind(args, constants)
+        key, _ = self._key(values, interop.handlers("any"))
+        ck = self.cache.get(key)
+        if ck is None:
+            ck = self._specialize(key, need_binary=False)
+            self.cache[key] = ck
+        return ck
+
+    def trace(self, *args, **constants):
+        """The traced IR text for these arguments (no compilation)."""
+        values = self._bind(args, constants)
+        key, _ = self._key(values, interop.handlers("any"))
+        return self._trace(key)
+
+    # -- the launcher ----------------------------------------------------
+    def _build_launcher(self):
+        backend = self._resolve_backend()
+        self._fast = _make_launcher(self, interop.handlers(backend))
+        return self._fast
+
+    def _arg_exception(self, e, name):
+        cls = TileTypeError if e.kind == "type" else TileLaunchError
+        return cls(f"argument '{name}': {e}", e.hint, kernel=self.__name__,
+                   location=user_location())
+
+    def _argument_error(self, e, args, kwargs):
+        """Finds which argument a handler rejected, to name it."""
+        values = self._bind(args, kwargs)
+        h = interop.handlers(self._resolve_backend())
+        for (name, const), v in zip(self.params, values):
+            if const:
+                continue
+            try:
+                (h.get(type(v)) or h.slow)(v, [])
+            except interop.ArgError as err:
+                return self._arg_exception(err, name)
+        return self._arg_exception(e, "?")
+
+    def _signature_error(self, args, kwargs, e):
+        names = ", ".join(n for n, _ in self.params)
+        return TileTypeError(
+            f"wrong arguments for {self.__name__}({names}): {str(e).split(': ', 1)[-1]}; "
+            f"got {len(args)} positional argument(s)"
+            + (f" and keywords {sorted(kwargs)}" if kwargs else ""),
+            "pass every parameter (Constants may be passed by keyword, e.g. BLOCK=1024)",
+            kernel=self.__name__, location=user_location())
+
+    def _unhashable_constant(self, args, kwargs):
+        values = self._bind(args, kwargs)
+        try:
+            self._key(values, interop.handlers("any"))
+        except TileTypeError as e:
+            return e
+        return TileTypeError("a Constant argument is unhashable", kernel=self.__name__)
+
+
+def _make_launcher(kern, handlers):
+    """A function specialized to the kernel's signature:
+    launch(grid, stream, <params>) -> key, cache lookup, run. Generated
+    names start with __tile_ so they cannot clash with parameters."""
+    lines, params_src, keyparts, names = [], [], [], []
+    kwonly = False
+    defaults, kwdefaults = [], {}
+    for i, p in enumerate(kern._signature.parameters.values()):
+        if p.kind == p.KEYWORD_ONLY and not kwonly:
+            params_src.append("*")
+            kwonly = True
+        params_src.append(p.name)
+        names.append(p.name)
+        if p.default is not p.empty:
+            if kwonly:
+                kwdefaults[p.name] = p.default
+            else:
+                defaults.append(p.default)
+        if kern.params[i][1]:
+            keyparts.append(f"({p.name}.__class__, {p.name})")
+        else:
+            lines.append(f"    __tile_k{i} = (__tile_H(__tile_T({p.name})) or __tile_S)"
+                         f"({p.name}, __tile_F)")
+            keyparts.append(f"__tile_k{i}")
+    key = "(" + "".join(k + ", " for k in keyparts) + ")"
+    args = "(" + "".join(n + ", " for n in names) + ")"
+    src = (
+        "def make(__tile_H, __tile_S, __tile_T, __tile_C, __tile_M):\n"
+        f"  def launch(__tile_grid, __tile_stream, {', '.join(params_src)}):\n"
+        "    __tile_F = []\n"
+        + "".join("  " + ln + "\n" for ln in lines)
+        + f"    __tile_key = {key}\n"
+        "    __tile_e = __tile_C(__tile_key)\n"
+        "    if __tile_e is None:\n"
+        f"      __tile_e = __tile_M(__tile_key, {args})\n"
+        "    return __tile_e.run(__tile_grid, __tile_F, __tile_stream)\n"
+        "  return launch\n"
+    )
+    ns = {}
+    exec(compile(src, f"<tile launcher for {kern.__name__}>", "exec"), ns)
+    fn = ns["make"](handlers.get, handlers.slow, type, kern.cache.get, kern._miss)
+    fn.__defaults__ = tuple(defaults) or None
+    fn.__kwdefaults__ = kwdefaults or None
+    return fn

@@ -1,0 +1,335 @@
+"""`tile.range` device loops, and the runtime the rewritten source calls
+(`__tile_rt.for_`, `__tile_rt.call`, see rewrite.py).
+
+A device loop is traced once into `scf.for`. Which names are loop-carried,
+and with which types, is found by probing: the body is traced into a scratch
+block that is thrown away, with the names' values before the loop; every name
+whose value the body replaces with a traced value (or a different number)
+becomes an `iter_args` entry typed like the body's result. The probe repeats
+with placeholders of those types until the types stop changing (normally
+once), then the body is traced for real.
+"""
+
+import builtins
+import sys
+
+from . import dtypes as D
+from . import ir
+from .errors import TileTypeError, user_location
+from .language import Scalar, Tile, Value, broadcast_shapes, materialize, to_i32_scalar
+from .rewrite import UNDEF, grab, rewritten  # noqa: F401  (grab: used by rewritten code)
+
+_MAX_PROBES = 6
+
+
+class range:
+    """`for k in tile.range(stop)` / `tile.range(start, stop, step=1)`: a device
+    loop (`scf.for` over i32), traced once, not unrolled."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, start, stop=None, step=1):
+        if stop is None:
+            start, stop = 0, start
+        self.start, self.stop, self.step = start, stop, step
+
+    def __iter__(self):
+        if ir.current() is None and all(isinstance(x, int) for x in
+                                        (self.start, self.stop, self.step)):
+            return iter(builtins.range(self.start, self.stop, self.step))
+        raise TileTypeError(
+            "this tile.range loop could not be traced: device loops must be written "
+            "in the kernel or in a plain (undecorated) helper function whose source "
+            "Python can read, and cannot use break, continue, return or for-else",
+            "restructure the loop body with tile.where / masks instead of break")
+
+    def __repr__(self):
+        return f"tile.range({self.start}, {self.stop}, {self.step})"
+
+
+def call(f, *args, **kwargs):
+    """Calls from rewritten code: plain helpers are rewritten too while tracing."""
+    if type(f) is _FunctionType and ir.current() is not None:
+        g = rewritten(f, RUNTIME)
+        if g is not None:
+            return g(*args, **kwargs)
+    return f(*args, **kwargs)
+
+
+_FunctionType = type(call)
+
+
+def for_(iterable, body, init, names, live):
+    """Every rewritten `for`: a Python loop, or a device loop for tile.range."""
+    if isinstance(iterable, range) and ir.current() is not None:
+        return _device_loop(iterable, body, init, names, live)
+    vals = init
+    for item in iterable:
+        vals = body(item, *vals)
+    return vals
+
+
+# ---------------------------------------------------------------------------
+# Values as trees of leaves (so tuples/lists of tiles can be carried too)
+# ---------------------------------------------------------------------------
+
+def _flatten(x, leaves):
+    if type(x) in (tuple, list):
+        return (type(x), [_flatten(e, leaves) for e in x])
+    leaves.append(x)
+    return None
+
+
+def _unflatten(tree, it):
+    if tree is None:
+        return next(it)
+    typ, kids = tree
+    return typ(_unflatten(k, it) for k in kids)
+
+
+def _is_number(x):
+    return isinstance(x, (bool, int, float))
+
+
+def _type_of(v):
+    """(shape or None, dtype) of a traced value; Python numbers are weak."""
+    if isinstance(v, Tile):
+        return (v.shape, v.dtype)
+    if isinstance(v, Scalar):
+        return (None, v.dtype)
+    return (None, D.default_of_kind(D.python_kind(v)))
+
+
+def _join(init, out):
+    """The carried type for a value that enters as `init` and leaves as `out`."""
+    si, di = _type_of(init) if init is not UNDEF else (None, None)
+    so, do = _type_of(out)
+    shape = None if si is None and so is None else broadcast_shapes(si or (), so or ())
+    if isinstance(init, Tile) and isinstance(out, Tile):
+        dtype = D.promote(di, do)
+    elif isinstance(init, Value) and not isinstance(out, Value):
+        dtype = di
+    else:
+        dtype = do
+    return (shape, dtype)
+
+
+# Leaf decisions: SAME keeps the value before the loop, OUT takes the body's
+# (trace-time Python values), a (shape, dtype) tuple is carried.
+SAME, OUT, DROP = "same", "out", "drop"
+
+
+def _decide(name, inp, out, init, live, prev):
+    """The spec of one name after a probe: None (unchanged), DROP, OUT, or
+    (tree, [leaf decisions])."""
+    if out is inp:
+        return prev
+    out_leaves = []
+    tree = _flatten(out, out_leaves)
+    traced = any(isinstance(v, Value) for v in out_leaves)
+    if init is UNDEF:
+        if not traced:
+            return OUT
+        if not live:
+            return DROP
+        return (tree, [_type_of(v) if isinstance(v, Value) else OUT for v in out_leaves])
+    in_leaves = []
+    in_tree = _flatten(inp, in_leaves)
+    prev_leaves = prev[1] if isinstance(prev, tuple) else [SAME] * len(in_leaves)
+    if in_tree != tree:
+        if traced:
+            raise TileTypeError(f"loop-carried variable '{name}' changes its structure in "
+                                "the tile.range loop body",
+                                "keep tuples/lists of tiles the same length and nesting")
+        return OUT
+    leaves = []
+    for i, o, p in zip(in_leaves, out_leaves, prev_leaves):
+        if o is i:
+            leaves.append(p)
+        elif isinstance(o, Value) or (_is_number(o) and _is_number(i)
+                                      and (o != i or type(o) is not type(i))):
+            leaves.append(_join(i, o))  # `i` is the previous probe's placeholder
+        elif _is_number(o) and _is_number(i):
+            leaves.append(p)
+        else:
+            leaves.append(OUT)
+    if all(lf == SAME for lf in leaves):
+        return None
+    return (tree, leaves)
+
+
+def _placeholder(b, spec):
+    shape, dtype = spec
+    if shape is None:
+        return Scalar(b.fresh(), dtype)
+    return Tile(b.fresh(), shape, dtype)
+
+
+def _inputs(b, specs, init, make_arg):
+    """The values the body is called with: carried leaves get `make_arg(spec)`."""
+    vals = []
+    for spec, v in zip(specs, init):
+        if not isinstance(spec, tuple):
+            vals.append(v)
+            continue
+        tree, leaves = spec
+        if v is UNDEF:
+            it = iter([make_arg(lf) if isinstance(lf, tuple) else UNDEF for lf in leaves])
+            vals.append(_unflatten(tree, it))
+            continue
+        in_leaves = []
+        _flatten(v, in_leaves)
+        it = iter([make_arg(lf) if isinstance(lf, tuple) else x
+                   for lf, x in zip(leaves, in_leaves)])
+        vals.append(_unflatten(tree, it))
+    return vals
+
+
+def _probe(b, body, iv, inputs):
+    b.push()
+    try:
+        outs = body(iv, *inputs)
+    finally:
+        b.pop()
+    return outs
+
+
+def _carried_types_exact(specs, init):
+    """True when every carried leaf enters with exactly its carried type, so a
+    confirming probe would trace the same thing."""
+    for spec, v in zip(specs, init):
+        if not isinstance(spec, tuple):
+            continue
+        if v is UNDEF:
+            return False
+        leaves = []
+        _flatten(v, leaves)
+        for lf, x in zip(spec[1], leaves):
+            if isinstance(lf, tuple) and (not isinstance(x, Value) or _type_of(x) != lf):
+                return False
+    return True
+
+
+def _device_loop(rng, body, init, names, live):
+    b = ir.builder("tile.range")
+    loc = user_location()
+    if isinstance(rng.step, int) and rng.step <= 0:
+        raise TileTypeError(f"tile.range step must be positive, got {rng.step}")
+    lb, ub, st = (to_i32_scalar(x, "tile.range bound")
+                  for x in (rng.start, rng.stop, rng.step))
+
+    # Probe until the carried types are stable.
+    specs = [None] * len(names)
+    inputs = list(init)
+    for attempt in builtins.range(_MAX_PROBES):
+        outs = _probe(b, body, Scalar(b.fresh(), D.int32), inputs)
+        new = [_decide(n, i, o, v, lv, p) for n, i, o, v, lv, p in
+               zip(names, inputs, outs, init, live, specs)]
+        if attempt and new == specs:
+            break
+        specs = new
+        if attempt == 0 and _carried_types_exact(specs, init):
+            break
+        inputs = _inputs(b, specs, init, lambda spec: _placeholder(b, spec))
+    else:
+        raise TileTypeError("the types of the values carried by this tile.range loop "
+                            "do not settle", "give loop-carried tiles a fixed shape and "
+                            "dtype before the loop (e.g. acc = tile.zeros(...))")
+
+    # The initial values, converted to the carried types, before the loop.
+    carried = []  # (name index, leaf index, spec)
+    for k, spec in enumerate(specs):
+        if isinstance(spec, tuple):
+            carried += [(k, j, lf) for j, lf in enumerate(spec[1]) if isinstance(lf, tuple)]
+    init_vals = []
+    for k, j, (shape, dtype) in carried:
+        leaves = []
+        if init[k] is not UNDEF:
+            _flatten(init[k], leaves)
+        x = leaves[j] if leaves else 0
+        init_vals.append(_convert(x, shape, dtype, names[k], "enters"))
+
+    # The real trace.
+    b.push()
+    try:
+        iv = Scalar(b.fresh(), D.int32)
+        args = [_placeholder(b, (shape, dtype)) for _, _, (shape, dtype) in carried]
+        arg_iter = iter(args)
+        inputs = _inputs(b, specs, init, lambda spec: next(arg_iter))
+        outs = body(iv, *inputs)
+        yields = []
+        for k, j, (shape, dtype) in carried:
+            leaves = []
+            _flatten(outs[k], leaves)
+            if j >= len(leaves):
+                raise TileTypeError(f"loop-carried variable '{names[k]}' changes its "
+                                    "structure in the tile.range loop body")
+            yields.append(_convert(leaves[j], shape, dtype, names[k], "leaves"))
+        if yields:
+            b.emit(f"scf.yield {', '.join(y.name for y in yields)} : "
+                   f"{', '.join(y.type for y in yields)}", nres=0, loc=loc)
+    finally:
+        lines = b.pop()
+
+    head = f"scf.for {iv.name} = {lb.name} to {ub.name} step {st.name}"
+    if carried:
+        pairs = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, init_vals))
+        head += f" iter_args({pairs}) -> ({', '.join(a.type for a in args)})"
+    head += " : i32"
+    res = b.emit_region_op(head, lines, nres=len(carried), loc=loc)
+    if len(carried) == 1:
+        res = [res]
+    results = [type(a)(r, *((a.shape, a.dtype) if isinstance(a, Tile) else (a.dtype,)))
+               for a, r in zip(args, res or [])]
+
+    # Rebind every name.
+    by_leaf = {(k, j): r for (k, j, _), r in zip(carried, results)}
+    final = []
+    for k, spec in enumerate(specs):
+        if spec is None:
+            final.append(init[k])
+        elif spec == OUT:
+            final.append(outs[k])
+        elif spec == DROP:
+            final.append(UNDEF)
+        else:
+            tree, leaves = spec
+            in_leaves, out_leaves = [], []
+            if init[k] is not UNDEF:
+                _flatten(init[k], in_leaves)
+            _flatten(outs[k], out_leaves)
+            vals = []
+            for j, lf in enumerate(leaves):
+                if isinstance(lf, tuple):
+                    vals.append(by_leaf[(k, j)])
+                elif lf == SAME:
+                    vals.append(in_leaves[j])
+                else:
+                    vals.append(out_leaves[j])
+            final.append(_unflatten(tree, iter(vals)))
+    return tuple(final)
+
+
+def _convert(x, shape, dtype, name, how):
+    try:
+        return materialize(x, dtype, shape)
+    except TileTypeError:
+        raise
+    except Exception as e:  # shape mismatch
+        where = "tile" if shape is not None else "scalar"
+        raise TileTypeError(
+            f"loop-carried variable '{name}' {how} the tile.range loop as "
+            f"{_describe(x)} but is carried as a {dtype.name} {where}"
+            + (f" of shape {shape}" if shape is not None else "") + f" ({e})",
+            "give it its final shape and dtype before the loop") from None
+
+
+def _describe(x):
+    if isinstance(x, Tile):
+        return f"a {x.dtype.name} tile of shape {x.shape}"
+    if isinstance(x, Scalar):
+        return f"a {x.dtype.name} scalar"
+    return repr(x)
+
+
+RUNTIME = sys.modules[__name__]

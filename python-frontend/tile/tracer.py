@@ -1,0 +1,82 @@
+"""Traces a kernel for one specialization key into a textual MLIR module
+(docs/internals.md section 1)."""
+
+import re
+
+from . import dtypes as D
+from . import ir
+from .errors import TileTypeError, kernel_scope
+from .language import Array, Scalar
+
+_SSA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def array_type(dtype, ndim, unit_mask, aligned16, div16):
+    """`!tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>`."""
+    text = "!tile.array<" + "?x" * ndim + dtype.mem_mlir
+    if unit_mask:
+        text += ", strides = [" + ", ".join(
+            "1" if unit_mask >> i & 1 else "?" for i in range(ndim)) + "]"
+    align = 16 if aligned16 else dtype.itemsize
+    if align != 1:
+        text += f", align = {align}"
+    if div16:
+        text += ", div = 16"
+    return text + ">"
+
+
+def _symbol(name):
+    return "@" + name if _SSA_NAME.match(name) else '@"' + name.replace('"', '\\"') + '"'
+
+
+def trace(name, fn, params, key, def_loc):
+    """The module text of `fn` traced with `key` (one part per parameter).
+
+    params: [(python name, is_constant)]; constants' key parts are
+    (type, value). def_loc: (file, line, col) of the `def`."""
+    b = ir.Builder(name)
+    sig, values, entry = [], [], []
+    with b, kernel_scope(name):
+        for i, ((pname, is_const), part) in enumerate(zip(params, key)):
+            if is_const:
+                values.append(part[1])
+                continue
+            ssa = f"%{pname}" if _SSA_NAME.match(pname) else f"%arg{i}"
+            if isinstance(part, tuple):  # array
+                _, dt, ndim, mask, a16, d16 = part
+                t = array_type(dt, ndim, mask, a16, d16)
+                sig.append(f"{ssa}: {t}")
+                unit = frozenset(k for k in range(ndim) if mask >> k & 1)
+                values.append(Array(ssa, dt, ndim, t, unit, pname))
+            elif part == "one":  # an int equal to 1 is a constant
+                entry.append(f"{ssa} = arith.constant 1 : i32 {ir.loc_text(def_loc)}")
+                values.append(Scalar(ssa, D.int32))
+            elif part in ("i32", "i32d16", "i64", "i64d16"):
+                ty = part[:3]
+                attr = " {tile.divisibility = 16 : i32}" if part.endswith("d16") else ""
+                sig.append(f"{ssa}: {ty}{attr}")
+                values.append(Scalar(ssa, D.int32 if ty == "i32" else D.int64))
+            elif part == "f32":
+                sig.append(f"{ssa}: f32")
+                values.append(Scalar(ssa, D.float32))
+            elif part == "bool":  # i32 argument, an i1 in the body
+                raw = f"{ssa}_i32"
+                sig.append(f"{raw}: i32")
+                zero = b.fresh()
+                entry.append(f"{zero} = arith.constant 0 : i32 {ir.loc_text(def_loc)}")
+                entry.append(f"{ssa} = arith.cmpi ne, {raw}, {zero} : i32 "
+                             f"{ir.loc_text(def_loc)}")
+                values.append(Scalar(ssa, D.bool_))
+            else:
+                raise AssertionError(f"unknown key part {part!r}")
+        b.block.lines.extend(entry)
+        result = fn(*values)
+        if result is not None:
+            raise TileTypeError("a kernel cannot return a value",
+                                "write results to an output array with tile.store",
+                                location=def_loc)
+        b.emit("return", nres=0, loc=def_loc)
+    body = "\n".join("    " + line for line in b.block.lines)
+    head = f"  func.func {_symbol(name)}({', '.join(sig)}) attributes {{tile.kernel}} {{"
+    return f"module {{\n{head}\n{body}\n  }} {ir.loc_text(def_loc)}\n}}\n"
+
