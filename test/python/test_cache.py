@@ -1,0 +1,145 @@
+"""The on-disk kernel cache seen from Python: a second process running the
+same kernel finds it on disk and compiles nothing, and ``python -m
+tile.cache`` reads what the runtime wrote."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+tile = pytest.importorskip("tile")
+
+# Runs one kernel in a fresh process and prints the cache's stats.
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tile
+    import tile.cache
+
+    @tile.kernel
+    def vadd(x, y, out, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        a = tile.load(x, index=(i,), shape=(BLOCK,))
+        b = tile.load(y, index=(i,), shape=(BLOCK,))
+        tile.store(out, index=(i,), tile=a + b)
+
+    n = 1000
+    if sys.argv[1] == "cuda":
+        import torch
+        x = torch.rand(n, device="cuda")
+        y = torch.rand(n, device="cuda")
+        out = torch.empty_like(x)
+        vadd[(tile.cdiv(n, 256),)](x, y, out, BLOCK=256)
+        torch.cuda.synchronize()
+        ok = torch.allclose(out, x + y)
+    else:
+        x = np.random.rand(n).astype(np.float32)
+        y = np.random.rand(n).astype(np.float32)
+        out = np.empty_like(x)
+        vadd[(tile.cdiv(n, 256),)](x, y, out, BLOCK=256)
+        ok = bool(np.allclose(out, x + y))
+    print(json.dumps({"ok": ok, "stats": tile.cache.stats()}))
+""")
+
+
+def _env(cache_dir, **extra):
+    env = dict(os.environ)
+    env.pop("TILE_ALWAYS_COMPILE", None)
+    env.pop("TILE_DUMP_DIR", None)  # dumping bypasses lookups
+    env["TILE_CACHE_DIR"] = str(cache_dir)
+    # The child imports tile (and _tile) from wherever this process did.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.update(extra)
+    return env
+
+
+def _run(cache_dir, backend):
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, backend], capture_output=True,
+        text=True, timeout=600,
+        env=_env(cache_dir, TILE_BACKEND=backend))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["ok"], "wrong numerics"
+    return result["stats"]
+
+
+def _cuda_usable():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("backend", [
+    "cpu",
+    pytest.param("cuda", marks=[
+        pytest.mark.gpu,
+        pytest.mark.skipif(not _cuda_usable(), reason="needs a CUDA GPU")]),
+])
+def test_second_process_compiles_nothing(tmp_path, backend):
+    first = _run(tmp_path, backend)
+    if backend == "cpu" and first["writes"] == 0:
+        pytest.skip("the CPU backend does not store kernels on disk")
+    assert first["misses"] >= 1 and first["writes"] >= 1, first
+    assert first["hits"] == 0, first
+
+    second = _run(tmp_path, backend)
+    assert second["hits"] == first["hits"] + 1, second
+    assert second["writes"] == first["writes"], "the second process compiled"
+    assert second["misses"] == first["misses"], second
+
+
+def _fake_entry(cache_dir, name, payload, corrupt=False):
+    """An entry in the runtime's format (runtime/DiskCache.h)."""
+    key = hashlib.sha256(name.encode()).hexdigest()
+    d = cache_dir / key
+    d.mkdir(parents=True)
+    (d / "payload.bin").write_bytes(payload + (b"!" if corrupt else b""))
+    meta = {
+        "format": 1, "key": key, "kernel_name": name, "num_warps": 4,
+        "shared_mem": 0, "signature": ["array:1", "i32"],
+        "payload_kind": "cubin", "payload_size": len(payload),
+        "payload_sha256": hashlib.sha256(payload).hexdigest(),
+        "stages": [], "attrs": {}, "created_ns": 0,
+        "key_inputs": {"ir_sha256": "0" * 64, "build_id": "test",
+                       "target": "sm_90", "options": "", "tool_version": ""},
+    }
+    (d / "meta.json").write_text(json.dumps(meta))
+    return key
+
+
+def _cli(cache_dir, *args):
+    proc = subprocess.run([sys.executable, "-m", "tile.cache", *args],
+                          capture_output=True, text=True, timeout=120,
+                          env=_env(cache_dir))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_cache_cli(tmp_path):
+    _fake_entry(tmp_path, "good_kernel", b"\x7fELF" * 100)
+    _fake_entry(tmp_path, "bad_kernel", b"\x7fELF", corrupt=True)
+    (tmp_path / "stats.json").write_text(json.dumps(
+        {"hits": 3, "misses": 2, "writes": 2, "evictions": 1,
+         "rejected": 0}))
+
+    listing = _cli(tmp_path, "list", "--verify")
+    assert "good_kernel" in listing and "bad_kernel" in listing
+    bad = [line for line in listing.splitlines() if "bad_kernel" in line]
+    assert "BROKEN" in bad[0]
+    assert "2 entries" in listing
+
+    stats = json.loads(_cli(tmp_path, "stats", "--json"))
+    assert stats["hits"] == 3 and stats["evictions"] == 1
+    assert stats["entries"] == 2
+
+    assert "removed 2 entries" in _cli(tmp_path, "clear")
+    stats = json.loads(_cli(tmp_path, "stats", "--json"))
+    assert stats["entries"] == 0 and stats["hits"] == 0
