@@ -40,7 +40,7 @@ class kernel_scope:
 
 
 def _is_internal(filename):
-    return filename.startswith(_PKG_DIR)
+    return filename.startswith(_PKG_DIR) or filename.startswith("<tile launcher")
 
 
 def user_frame(depth=1):

@@ -9,6 +9,7 @@ Everything else (tracing, compiling, error messages) runs on a cache miss.
 
 import functools
 import inspect
+import keyword
 
 from . import backend as _backend
 from . import interop, ir
@@ -22,6 +23,8 @@ __all__ = ["Kernel", "CompiledKernel", "kernel", "launch"]
 
 # One native binary per distinct (IR, target, options), shared by kernels.
 _binaries = {}
+_partial = functools.partial
+_MISSING = object()  # an argument the launch did not pass
 
 
 def kernel(fn=None, *, num_warps=None, opt_level=3, backend=None):
@@ -40,34 +43,7 @@ def launch(kern, grid, *args, stream=None, **kwargs):
     """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`."""
     if not isinstance(kern, Kernel):
         raise TypeError(f"tile.launch needs a @tile.kernel function, got {kern!r}")
-    return _Launcher(kern, grid)(*args, stream=stream, **kwargs)
-
-
-class _Launcher:
-    """`kernel[grid]`; calling it launches."""
-
-    __slots__ = ("_k", "_g")
-
-    def __init__(self, k, grid):
-        self._k = k
-        self._g = grid
-
-    def __call__(self, *args, stream=None, **kwargs):
-        k = self._k
-        fast = k._fast or k._build_launcher()
-        try:
-            return fast(self._g, stream, *args, **kwargs)
-        except interop.ArgError as e:
-            raise k._argument_error(e, args, kwargs) from None
-        except TypeError as e:
-            if isinstance(e, TileError):
-                raise
-            tb = e.__traceback__.tb_next
-            if tb is None:  # raised by the binding of the arguments
-                raise k._signature_error(args, kwargs, e) from None
-            if tb.tb_next is None and "unhashable" in str(e):
-                raise k._unhashable_constant(args, kwargs) from None
-            raise
+    return kern[grid](*args, stream=stream, **kwargs)
 
 
 class CompiledKernel:
@@ -110,7 +86,10 @@ class CompiledKernel:
 
     def run(self, grid, flat, stream):
         """The hot path after the cache lookup."""
-        if grid.__class__ is not tuple or len(grid) != 3:
+        if grid.__class__ is tuple and len(grid) == 1 and grid[0].__class__ is int \
+                and grid[0] > 0:
+            grid = (grid[0], 1, 1)
+        else:
             grid = self._grid3(grid)
             if grid is None:
                 return  # an empty grid launches nothing
@@ -170,11 +149,18 @@ class Kernel:
                 raise TileTypeError(f"kernel parameters cannot be *{p.name} / **{p.name}",
                                     "list every parameter explicitly",
                                     kernel=fn.__name__, location=self._def_location())
+            if p.name == "stream" or p.name.startswith("__tile_"):
+                raise TileTypeError(f"kernel parameter name '{p.name}' is reserved "
+                                    "(`stream=` selects the launch stream)",
+                                    "rename the parameter", kernel=fn.__name__,
+                                    location=self._def_location())
             self.params.append((p.name, is_constant_annotation(p.annotation)))
 
     # -- calling ---------------------------------------------------------
     def __getitem__(self, grid):
-        return _Launcher(self, grid)
+        # A C-level partial of the generated launcher: no Python frame of ours
+        # between the user's call and the launch path.
+        return _partial(self._fast or self._build_launcher(), grid)
 
     def __call__(self, *args, **kwargs):
         if ir.current() is not None:  # a kernel called from a kernel: inline it
@@ -317,9 +303,8 @@ class Kernel:
         return cls(f"argument '{name}': {e}", e.hint, kernel=self.__name__,
                    location=user_location())
 
-    def _argument_error(self, e, args, kwargs):
+    def _argument_error(self, e, values):
         """Finds which argument a handler rejected, to name it."""
-        values = self._bind(args, kwargs)
         h = interop.handlers(self._resolve_backend())
         for (name, const), v in zip(self.params, values):
             if const:
@@ -327,68 +312,89 @@ class Kernel:
             try:
                 (h.get(type(v)) or h.slow)(v, [])
             except interop.ArgError as err:
-                return self._arg_exception(err, name)
-        return self._arg_exception(e, "?")
+                raise self._arg_exception(err, name) from None
+        raise self._arg_exception(e, "?") from None
+
+    def _binding_error(self, extra, kwargs, values):
+        names = [n for n, _ in self.params]
+        if extra:
+            why = (f"takes {len(names)} arguments but {len(names) + len(extra)} were given")
+        elif kwargs:
+            why = f"got unexpected keyword argument(s) {', '.join(map(repr, kwargs))}"
+        else:
+            missing = [n for n, v in zip(names, values) if v is _MISSING]
+            why = f"missing argument(s) {', '.join(map(repr, missing))}"
+        raise TileTypeError(
+            f"wrong arguments for {self.__name__}({', '.join(names)}): {why}",
+            "pass every parameter (Constants may be passed by keyword, e.g. BLOCK=1024)",
+            kernel=self.__name__, location=user_location()) from None
+
+    def _type_error(self, e, values):
+        if isinstance(e, TileError) or "unhashable" not in str(e):
+            raise e
+        self._key(values, interop.handlers("any"))  # raises the named error
+        raise e
 
     def _signature_error(self, args, kwargs, e):
         names = ", ".join(n for n, _ in self.params)
         return TileTypeError(
-            f"wrong arguments for {self.__name__}({names}): {str(e).split(': ', 1)[-1]}; "
-            f"got {len(args)} positional argument(s)"
-            + (f" and keywords {sorted(kwargs)}" if kwargs else ""),
+            f"wrong arguments for {self.__name__}({names}): {_why(e)}",
             "pass every parameter (Constants may be passed by keyword, e.g. BLOCK=1024)",
             kernel=self.__name__, location=user_location())
 
-    def _unhashable_constant(self, args, kwargs):
-        values = self._bind(args, kwargs)
-        try:
-            self._key(values, interop.handlers("any"))
-        except TileTypeError as e:
-            return e
-        return TileTypeError("a Constant argument is unhashable", kernel=self.__name__)
+
+def _why(e):
+    """A TypeError from argument binding, without the function's name."""
+    text = str(e)
+    return text.split("() ", 1)[1] if "() " in text else text
 
 
 def _make_launcher(kern, handlers):
-    """A function specialized to the kernel's signature:
-    launch(grid, stream, <params>) -> key, cache lookup, run. Generated
-    names start with __tile_ so they cannot clash with parameters."""
-    lines, params_src, keyparts, names = [], [], [], []
-    kwonly = False
-    defaults, kwdefaults = [], {}
-    for i, p in enumerate(kern._signature.parameters.values()):
-        if p.kind == p.KEYWORD_ONLY and not kwonly:
-            params_src.append("*")
-            kwonly = True
-        params_src.append(p.name)
-        names.append(p.name)
-        if p.default is not p.empty:
-            if kwonly:
-                kwdefaults[p.name] = p.default
-            else:
-                defaults.append(p.default)
-        if kern.params[i][1]:
+    """A function specialized to the kernel's signature, named after it:
+    launch(grid, <params>, *, stream=None) -> key, cache lookup, run.
+    Parameters default to a sentinel so that missing ones are reported by
+    us; generated names start with __tile_ so they cannot clash."""
+    params = list(kern._signature.parameters.values())
+    names = [p.name for p in params]
+    pos, kwonly, defaults = [], [], {}
+    for i, p in enumerate(params):
+        d = f"__tile_d{i}"
+        defaults[d] = _MISSING if p.default is p.empty else p.default
+        (kwonly if p.kind == p.KEYWORD_ONLY else pos).append(f"{p.name}={d}")
+    sig = ", ".join(["__tile_grid"] + pos + ["*__tile_extra"] + kwonly
+                    + ["stream=None", "**__tile_kw"])
+    values = "(" + "".join(n + ", " for n in names) + ")"
+    missing = " or ".join(f"{n} is __tile_M" for n in names) or "False"
+    body, keyparts = [], []
+    for i, (p, (_, const)) in enumerate(zip(params, kern.params)):
+        if const:
             keyparts.append(f"({p.name}.__class__, {p.name})")
         else:
-            lines.append(f"    __tile_k{i} = (__tile_H(__tile_T({p.name})) or __tile_S)"
-                         f"({p.name}, __tile_F)")
+            body.append(f"        __tile_k{i} = (__tile_H(__tile_T({p.name})) or __tile_S)"
+                        f"({p.name}, __tile_F)\n")
             keyparts.append(f"__tile_k{i}")
     key = "(" + "".join(k + ", " for k in keyparts) + ")"
-    args = "(" + "".join(n + ", " for n in names) + ")"
+    fname = kern.__name__ if kern.__name__.isidentifier() and \
+        not keyword.iskeyword(kern.__name__) else "launch"
     src = (
-        "def make(__tile_H, __tile_S, __tile_T, __tile_C, __tile_M):\n"
-        f"  def launch(__tile_grid, __tile_stream, {', '.join(params_src)}):\n"
+        f"def {fname}({sig}):\n"
+        f"    if __tile_extra or __tile_kw or {missing}:\n"
+        f"        __tile_K._binding_error(__tile_extra, __tile_kw, {values})\n"
         "    __tile_F = []\n"
-        + "".join("  " + ln + "\n" for ln in lines)
-        + f"    __tile_key = {key}\n"
-        "    __tile_e = __tile_C(__tile_key)\n"
+        "    try:\n"
+        + "".join(body)
+        + f"        __tile_key = {key}\n"
+        "        __tile_e = __tile_C(__tile_key)\n"
+        "    except __tile_ArgError as __tile_err:\n"
+        f"        __tile_K._argument_error(__tile_err, {values})\n"
+        "    except TypeError as __tile_err:\n"
+        f"        __tile_K._type_error(__tile_err, {values})\n"
         "    if __tile_e is None:\n"
-        f"      __tile_e = __tile_M(__tile_key, {args})\n"
-        "    return __tile_e.run(__tile_grid, __tile_F, __tile_stream)\n"
-        "  return launch\n"
+        f"        __tile_e = __tile_K._miss(__tile_key, {values})\n"
+        "    return __tile_e.run(__tile_grid, __tile_F, stream)\n"
     )
-    ns = {}
+    ns = dict(defaults, __tile_M=_MISSING, __tile_H=handlers.get, __tile_S=handlers.slow,
+              __tile_T=type, __tile_C=kern.cache.get, __tile_K=kern,
+              __tile_ArgError=interop.ArgError)
     exec(compile(src, f"<tile launcher for {kern.__name__}>", "exec"), ns)
-    fn = ns["make"](handlers.get, handlers.slow, type, kern.cache.get, kern._miss)
-    fn.__defaults__ = tuple(defaults) or None
-    fn.__kwdefaults__ = kwdefaults or None
-    return fn
+    return ns[fname]

@@ -1,0 +1,37 @@
+"""pytest setup for the Python frontend: import path, markers, skips.
+
+Numerics tests (marker `numerics`) run kernels through `tile._tile` on
+whatever backend it provides; they skip only when `_tile` is not built.
+GPU-only tests (marker `gpu`) also need the CUDA backend.
+"""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_FRONTEND = os.path.join(ROOT, "python-frontend")
+if _FRONTEND not in sys.path:
+    sys.path.insert(0, _FRONTEND)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs the CUDA backend (a GPU and tile._tile)")
+    config.addinivalue_line("markers", "numerics: runs kernels through tile._tile on the "
+                                       "available backend")
+
+
+def pytest_collection_modifyitems(config, items):
+    from tile import backend
+
+    have_tile = backend.find_module_file() is not None
+    kind = backend.default_backend() if have_tile else None
+    no_tile = pytest.mark.skip(reason="_tile module not built")
+    no_gpu = pytest.mark.skip(reason="needs the CUDA backend (no usable GPU)")
+    for item in items:
+        if "numerics" in item.keywords or "gpu" in item.keywords:
+            if not have_tile:
+                item.add_marker(no_tile)
+            elif "gpu" in item.keywords and kind != "cuda":
+                item.add_marker(no_gpu)

@@ -1,0 +1,298 @@
+"""Every error names the kernel, the user's file:line, and what to do."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+import tile
+from tilehelp import FakeTile, line_of
+
+tile_backend = importlib.import_module("tile.backend")
+tile_kernel = importlib.import_module("tile.kernel")
+
+F32 = np.zeros(1024, np.float32)
+
+
+def check(err, kernel, fn, marker):
+    """`err` names `kernel` and points at the `# marker` line of `fn`."""
+    line = line_of(fn, marker)
+    msg = str(err)
+    assert f"kernel '{kernel}'" in msg, msg
+    assert f"{__file__}:{line}" in msg, msg
+    assert err.filename == __file__ and err.lineno == line
+    assert err.kernel == kernel
+    assert "hint:" in msg or "\n" in msg or len(msg) > 60
+
+
+def test_calling_without_a_grid_is_a_type_error_with_a_hint():
+    @tile.kernel
+    def k(x):
+        pass
+
+    with pytest.raises(TypeError, match=r"k\[grid\]\(\*args\)"):
+        k(F32)
+
+
+@tile.kernel
+def if_on_runtime(x, out, n):
+    t = tile.load(x, index=(0,), shape=(16,))
+    if n > 3:  # @if
+        t = t + 1.0
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_if_on_a_runtime_value():
+    with pytest.raises(tile.TileTypeError) as e:
+        if_on_runtime.compile(F32, F32, 5)
+    check(e.value, "if_on_runtime", if_on_runtime, "@if")
+    assert "tile.where" in str(e.value)
+
+
+@tile.kernel
+def not_pow2(x, out):
+    t = tile.load(x, index=(0,), shape=(100,))  # @load
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_non_power_of_two_tile():
+    with pytest.raises(tile.TileShapeError) as e:
+        not_pow2.compile(F32, F32)
+    check(e.value, "not_pow2", not_pow2, "@load")
+    assert "power of two" in str(e.value)
+
+
+@tile.kernel
+def too_big(out):
+    t = tile.zeros((2048, 1024), tile.float32)  # @zeros
+    tile.store(out, index=(0, 0), tile=t)
+
+
+def test_tile_too_large():
+    with pytest.raises(tile.TileShapeError) as e:
+        too_big.compile(np.zeros((4, 4), np.float32))
+    check(e.value, "too_big", too_big, "@zeros")
+    assert "2^20" in str(e.value)
+
+
+@tile.kernel
+def bad_broadcast(x, out):
+    a = tile.load(x, index=(0,), shape=(16,))
+    b = tile.load(x, index=(0,), shape=(32,))
+    tile.store(out, index=(0,), tile=a + b)  # @add
+
+
+def test_broadcast_mismatch():
+    with pytest.raises(tile.TileShapeError) as e:
+        bad_broadcast.compile(F32, F32)
+    check(e.value, "bad_broadcast", bad_broadcast, "@add")
+    assert "(16,)" in str(e.value) and "(32,)" in str(e.value)
+
+
+@tile.kernel
+def bad_mma(x, out):
+    a = tile.load(x, index=(0, 0), shape=(16, 32))
+    b = tile.load(x, index=(0, 0), shape=(16, 32))
+    tile.store(out, index=(0, 0), tile=tile.mma(a, b, tile.zeros((16, 32))))  # @mma
+
+
+def test_mma_shape_mismatch():
+    m = np.zeros((64, 64), np.float32)
+    with pytest.raises(tile.TileShapeError) as e:
+        bad_mma.compile(m, m)
+    check(e.value, "bad_mma", bad_mma, "@mma")
+    assert "contraction" in str(e.value)
+
+
+@tile.kernel
+def bad_mma_dtype(x, out):
+    a = tile.load(x, index=(0, 0), shape=(16, 16))
+    c = tile.zeros((16, 16), tile.float16)
+    tile.store(out, index=(0, 0), tile=tile.mma(a, a, c))  # @mma
+
+
+def test_mma_dtype():
+    m = np.zeros((64, 64), np.float32)
+    with pytest.raises(tile.TileTypeError) as e:
+        bad_mma_dtype.compile(m, m)
+    check(e.value, "bad_mma_dtype", bad_mma_dtype, "@mma")
+    assert "float32 inputs with a float16 accumulator" in str(e.value)
+
+
+@tile.kernel
+def runtime_shape(x, out, n):
+    t = tile.zeros((n,), tile.float32)  # @shape
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_runtime_value_as_a_shape():
+    with pytest.raises(tile.TileTypeError) as e:
+        runtime_shape.compile(F32, F32, 16)
+    check(e.value, "runtime_shape", runtime_shape, "@shape")
+    assert "tile.Constant" in str(e.value)
+
+
+@tile.kernel
+def python_range_over_runtime(x, out, n):
+    for i in range(n):  # @range
+        pass
+
+
+def test_python_range_over_a_runtime_value():
+    with pytest.raises(tile.TileTypeError) as e:
+        python_range_over_runtime.compile(F32, F32, 16)
+    check(e.value, "python_range_over_runtime", python_range_over_runtime, "@range")
+    assert "tile.range" in str(e.value)
+
+
+@tile.kernel
+def returns_value(x):
+    return tile.load(x, index=(0,), shape=(16,))
+
+
+def test_kernel_returning_a_value():
+    with pytest.raises(tile.TileTypeError, match="cannot return a value"):
+        returns_value.compile(F32)
+
+
+@tile.kernel
+def load_from_tile(x, out):
+    t = tile.load(x, index=(0,), shape=(16,))
+    u = tile.load(t, index=(0,), shape=(16,))  # @load
+    tile.store(out, index=(0,), tile=u)
+
+
+def test_load_from_a_tile():
+    with pytest.raises(tile.TileTypeError) as e:
+        load_from_tile.compile(F32, F32)
+    check(e.value, "load_from_tile", load_from_tile, "@load")
+
+
+@tile.kernel
+def wrong_rank_index(x, out):
+    t = tile.load(x, index=(0, 0), shape=(16,))  # @load
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_wrong_number_of_block_indices():
+    with pytest.raises(tile.TileShapeError) as e:
+        wrong_rank_index.compile(F32, F32)
+    check(e.value, "wrong_rank_index", wrong_rank_index, "@load")
+
+
+def test_helper_errors_point_at_the_helper_line():
+    def helper(t):
+        return t + tile.zeros((8,), tile.float32)  # @helper
+
+    @tile.kernel
+    def k(x, out):
+        tile.store(out, index=(0,), tile=helper(tile.load(x, index=(0,), shape=(16,))))
+
+    with pytest.raises(tile.TileShapeError) as e:
+        k.compile(F32, F32)
+    check(e.value, "k", helper, "@helper")
+
+
+def test_tile_functions_outside_kernels():
+    with pytest.raises(tile.TileTypeError, match="inside a @tile.kernel"):
+        tile.zeros((16,), tile.float32)
+    with pytest.raises(tile.TileTypeError, match="inside a @tile.kernel"):
+        tile.bid(0)
+
+
+def test_unsupported_dtype_names_the_argument():
+    @tile.kernel
+    def k(x, out):
+        pass
+
+    with pytest.raises(tile.TileTypeError) as e:
+        k.compile(np.zeros(16, np.complex64), F32)
+    assert "argument 'x'" in str(e.value) and "complex64" in str(e.value)
+    with pytest.raises(tile.TileTypeError, match="argument 'out'.*str"):
+        k.compile(F32, "hello")
+    with pytest.raises(tile.TileTypeError, match="unsupported dtype"):
+        @tile.kernel
+        def bad(out):
+            tile.store(out, index=(0,), tile=tile.zeros((16,), "complex"))
+        bad.compile(F32)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    ft = FakeTile()
+    monkeypatch.setattr(tile_backend, "_module", ft)
+    monkeypatch.setattr(tile_backend, "_searched", True)
+    monkeypatch.setattr(tile_kernel, "_binaries", {})
+    monkeypatch.delenv("TILE_BACKEND", raising=False)
+    return ft
+
+
+@tile.kernel
+def two_args(x, out, BLOCK: tile.Constant[int]):
+    tile.store(out, index=(0,), tile=tile.load(x, index=(0,), shape=(BLOCK,)))
+
+
+def test_wrong_number_of_arguments(fake):
+    with pytest.raises(tile.TileTypeError) as e:
+        two_args[(1,)](F32, BLOCK=16)  # @call
+    check(e.value, "two_args", test_wrong_number_of_arguments, "@call")
+    assert "'out'" in str(e.value) and "missing" in str(e.value)
+    with pytest.raises(tile.TileTypeError, match="takes 3 arguments but 4"):
+        two_args[(1,)](F32, F32, 16, 5)
+    with pytest.raises(tile.TileTypeError, match="unexpected keyword.*'BLOK'"):
+        two_args[(1,)](F32, F32, BLOK=16)
+    with pytest.raises(tile.TileTypeError, match="missing"):
+        two_args.compile(F32)
+
+
+def test_unhashable_constant(fake):
+    @tile.kernel
+    def k(x, SHAPE: tile.Constant[tuple]):
+        pass
+
+    with pytest.raises(tile.TileTypeError, match="(?s)Constant parameter 'SHAPE'.*tuple"):
+        k[(1,)](F32, SHAPE=[16, 16])
+
+
+def test_compile_error_points_at_the_user_line(fake):
+    line = 7  # any line of this file: the diagnostic's location is reported
+    fake.fail = (f"{__file__}:{line}:5: error: 'tile.load' op boom\nnote: more", "mapped",
+                 "/tmp/repro.mlir")
+    with pytest.raises(tile.TileCompileError) as e:
+        two_args[(1,)](F32, F32, BLOCK=16)
+    err = e.value
+    assert err.stage == "mapped" and err.reproducer == "/tmp/repro.mlir"
+    assert err.filename == __file__ and err.lineno == line
+    assert "two_args" in str(err) and "boom" in str(err) and "/tmp/repro.mlir" in str(err)
+
+
+def test_compile_error_without_a_python_location(fake):
+    fake.fail = ("LLVM ERROR: out of registers", "ptx", "")
+    with pytest.raises(tile.TileCompileError) as e:
+        two_args.compile(F32, F32, BLOCK=32)
+    assert e.value.stage == "ptx" and "out of registers" in str(e.value)
+    assert e.value.lineno == tile_kernel.def_line(two_args.fn)
+    assert "TILE_DUMP_DIR" in str(e.value)
+
+
+def test_cpu_array_on_cuda_kernel(fake):
+    fake.gpus = 1
+    k = tile.kernel(two_args.fn)  # a fresh kernel picks the CUDA backend
+    with pytest.raises(tile.TileLaunchError) as e:
+        k[(1,)](F32, F32, BLOCK=16)  # @call
+    check(e.value, "two_args", test_cpu_array_on_cuda_kernel, "@call")
+
+
+def test_error_classes():
+    assert issubclass(tile.TileTypeError, TypeError)
+    assert issubclass(tile.TileShapeError, ValueError)
+    for cls in (tile.TileTypeError, tile.TileShapeError, tile.TileCompileError,
+                tile.TileLaunchError):
+        assert issubclass(cls, tile.TileError)
+
+
+def test_reserved_parameter_name():
+    with pytest.raises(tile.TileTypeError, match="reserved"):
+        @tile.kernel
+        def k(x, stream):
+            pass

@@ -1,0 +1,336 @@
+"""The launch path, specialization keys and the dispatch cache, with a
+stand-in for tile._tile (these run without C++)."""
+
+import importlib
+import sys
+import time
+import types
+
+import numpy as np
+import pytest
+
+import tile
+
+tile_backend = importlib.import_module("tile.backend")
+tile_kernel = importlib.import_module("tile.kernel")  # `tile.kernel` is the decorator
+from tilehelp import FakeTile, line_of
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    ft = FakeTile()
+    monkeypatch.setattr(tile_backend, "_module", ft)
+    monkeypatch.setattr(tile_backend, "_searched", True)
+    monkeypatch.setattr(tile_kernel, "_binaries", {})
+    monkeypatch.delenv("TILE_BACKEND", raising=False)
+    monkeypatch.delenv("TILE_DUMP_DIR", raising=False)
+    monkeypatch.delenv("TILE_ALWAYS_COMPILE", raising=False)
+    return ft
+
+
+def make_vadd(**opts):
+    @tile.kernel(**opts)
+    def vadd(x, y, out, n, scale, flag, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        a = tile.load(x, index=(i,), shape=(BLOCK,))
+        b = tile.load(y, index=(i,), shape=(BLOCK,))
+        r = tile.where(flag, a + b * scale, a)
+        tile.store(out, index=(i,), tile=r + n)
+    return vadd
+
+
+def ptr(a):
+    return a.__array_interface__["data"][0]
+
+
+def test_flat_arguments_and_grid(fake):
+    k = make_vadd()
+    x, y, out = (np.zeros(1000, np.float32) for _ in range(3))
+    k[(4,)](x, y, out, 7, 0.5, True, BLOCK=256)
+    (launch,) = fake.launches
+    grid, args, stream = launch
+    assert grid == (4, 1, 1) and stream == 0
+    assert args == (ptr(x), 1000, 1, ptr(y), 1000, 1, ptr(out), 1000, 1, 7, 0.5, 1)
+    assert fake.compiled[0].target == "cpu"
+
+
+def test_grid_forms(fake):
+    k = make_vadd()
+    x = np.zeros(1000, np.float32)
+    run = lambda g: k[g](x, x, x, 3, 1.0, False, BLOCK=256)  # noqa: E731
+    for g, want in [(5, (5, 1, 1)), ((5,), (5, 1, 1)), ((2, 3), (2, 3, 1)),
+                    ((1, 2, 3), (1, 2, 3)), ([3], (3, 1, 1)), (np.int64(4), (4, 1, 1)),
+                    ((np.int32(2), 2), (2, 2, 1)),
+                    (lambda meta: (tile.cdiv(1000, meta["BLOCK"]),), (4, 1, 1))]:
+        run(g)
+        assert fake.launches[-1][0] == want, g
+    n = len(fake.launches)
+    run((0,))
+    assert len(fake.launches) == n  # an empty grid launches nothing
+    with pytest.raises(tile.TileLaunchError, match="1 to 3"):
+        run((1, 1, 1, 1))
+    with pytest.raises(tile.TileLaunchError, match="negative"):
+        run((-1,))
+    tile.launch(k, (6,), x, x, x, 3, 1.0, False, BLOCK=256)
+    assert fake.launches[-1][0] == (6, 1, 1)
+
+
+def test_same_key_compiles_once(fake):
+    k = make_vadd()
+    a = [np.zeros(1024, np.float32) for _ in range(6)]
+    k[(1,)](a[0], a[1], a[2], 32, 1.0, True, BLOCK=128)
+    k[(1,)](a[3], a[4], a[5], 48, 2.0, False, BLOCK=128)   # same key
+    assert len(fake.compiled) == 1 and k.compile_count == 1
+    assert len(fake.launches) == 2
+    k[(1,)](a[3], a[4], a[5], 47, 2.0, False, BLOCK=128)   # n % 16 != 0
+    k[(1,)](a[3], a[4], a[5], 1, 2.0, False, BLOCK=128)    # n == 1
+    k[(1,)](a[3], a[4], a[5], 47, 2.0, False, BLOCK=64)    # another Constant
+    assert len(fake.compiled) == 4
+    assert "%n = arith.constant 1 : i32" in fake.compiled[2].asm["fused"]
+
+
+def test_array_properties_in_the_key(fake):
+    k = make_vadd()
+    base = np.zeros(4096, np.float32)
+
+    def ir_for(x):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=16)
+        return fake.compiled[-1].asm["fused"]
+
+    assert "?xf32, strides = [1], align = 16, div = 16>" in ir_for(base[:1024])
+    assert "?xf32, strides = [1], align = 4, div = 16>" in ir_for(base[1:1025])
+    assert "?xf32, strides = [1], align = 16>" in ir_for(base[:1000])
+    assert "?xf32, align = 16, div = 16>" in ir_for(base[::4])
+    assert "?xf32, align = 4, div = 16>" in ir_for(base[::2][:1024])
+    assert len(fake.compiled) == 5
+    ir_for(base[16:1040])   # same properties as base[:1024]
+    assert len(fake.compiled) == 5
+    k[(1,)](base.astype(np.float16), base.astype(np.float16), base.astype(np.float16),
+            3, 1.0, True, BLOCK=16)
+    assert len(fake.compiled) == 6 and "f16" in fake.compiled[-1].asm["fused"]
+
+
+def test_compile_and_asm(fake):
+    k = make_vadd(num_warps=8, opt_level=2)
+    x = np.zeros(1024, np.float32)
+    ck = k.compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert ck.asm["tile"] == ck.ir and ck.asm["llvm"] == "; llvm"
+    assert ck.num_warps == 8 and ck.shared_mem == 128
+    opts = fake.compiled[0].options
+    assert opts == {"num_warps": 8, "opt_level": 2, "dump_dir": "",
+                    "always_compile": False}
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # reuses the compiled kernel
+    assert len(fake.compiled) == 1
+
+
+def test_environment_options(fake, monkeypatch, tmp_path):
+    monkeypatch.setenv("TILE_DUMP_DIR", str(tmp_path))
+    monkeypatch.setenv("TILE_ALWAYS_COMPILE", "1")
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    k.compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    opts = fake.compiled[0].options
+    assert opts["dump_dir"] == str(tmp_path) and opts["always_compile"] is True
+    assert opts["num_warps"] == 0 and opts["opt_level"] == 3
+
+
+def test_backend_selection(fake, monkeypatch):
+    x = np.zeros(1024, np.float32)
+    fake.gpus = 1
+    assert tile.default_backend() == "cuda"
+    k = make_vadd()
+    with pytest.raises(tile.TileLaunchError, match="NumPy array"):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    ck = make_vadd().compile(x, x, x, 3, 1.0, True, BLOCK=128)  # compile needs no device
+    assert ck.target == "sm_90"
+    fake.capability = (8, 0)
+    assert make_vadd().compile(x, x, x, 3, 1.0, True, BLOCK=128).target == "sm_80"
+    monkeypatch.setenv("TILE_BACKEND", "cpu")
+    assert tile.default_backend() == "cpu"
+    make_vadd()[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.compiled[-1].target == "cpu"
+    fake.gpus = 0
+    monkeypatch.delenv("TILE_BACKEND")
+    assert tile.default_backend() == "cpu"
+    assert make_vadd(backend="cuda").compile(x, x, x, 3, 1.0, True, BLOCK=128).target == "sm_80"
+    monkeypatch.setenv("TILE_BACKEND", "tpu")
+    with pytest.raises(tile.TileLaunchError, match="unknown backend"):
+        make_vadd()[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+
+
+def test_cpu_array_on_cuda_names_argument_and_line(fake):
+    fake.gpus = 1
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    with pytest.raises(tile.TileLaunchError) as e:
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # @launch
+    msg = str(e.value)
+    assert "argument 'x'" in msg and "vadd" in msg and "CUDA" in msg
+    assert e.value.filename == __file__
+    assert e.value.lineno == line_of(test_cpu_array_on_cuda_names_argument_and_line, "@launch")
+    assert "TILE_BACKEND=cpu" in msg
+
+
+def test_streams(fake):
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    k[(1,)](x, x, x, 3, 1.0, True, stream=1234, BLOCK=128)
+    assert fake.launches[-1][2] == 1234
+    k[(1,)](x, x, x, 3, 1.0, True, stream=types.SimpleNamespace(cuda_stream=77), BLOCK=128)
+    assert fake.launches[-1][2] == 77
+
+
+def test_keyword_arguments_and_defaults(fake):
+    @tile.kernel
+    def k(x, out, n=5, BLOCK: tile.Constant[int] = 64):
+        tile.store(out, index=(0,), tile=tile.load(x, index=(0,), shape=(BLOCK,)) + n)
+
+    x = np.zeros(1024, np.float32)
+    k[(1,)](x, out=x)
+    assert fake.launches[-1][1][-1] == 5
+    k[(1,)](x, x, n=9, BLOCK=64)
+    assert fake.launches[-1][1][-1] == 9 and len(fake.compiled) == 1
+    k[(1,)](out=x, x=x, BLOCK=128)
+    assert len(fake.compiled) == 2
+
+
+def test_missing_tile_module(monkeypatch):
+    monkeypatch.setattr(tile_backend, "_module", None)
+    monkeypatch.setattr(tile_backend, "_searched", True)
+    monkeypatch.setattr(tile_kernel, "_binaries", {})
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    ck = k.compile(x, x, x, 3, 1.0, True, BLOCK=128)  # tracing needs no C++
+    assert set(ck.asm) == {"tile"}
+    with pytest.raises(tile.TileLaunchError, match="not built"):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+
+
+# -- torch, CUDA array interface, DLPack ---------------------------------------
+
+class FakeTensor:
+    """What the launch path reads from a torch.Tensor."""
+
+    def __init__(self, n, dtype="float32", cuda=True, addr=1 << 32):
+        self.shape = (n,)
+        self._stride = (1,)
+        self.dtype = FakeDType(dtype)
+        self.is_cuda = cuda
+        self.device = "cuda:0" if cuda else "cpu"
+        self._ptr = addr
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._stride
+
+
+class FakeDType:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, o):
+        return isinstance(o, FakeDType) and o.name == self.name
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    mod = types.ModuleType("torch")
+    mod.Tensor = FakeTensor
+    mod._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: 4242 + dev,
+                                   _cuda_getDevice=lambda: 0)
+    monkeypatch.setitem(sys.modules, "torch", mod)
+    return mod
+
+
+def test_torch_tensors_use_the_current_stream(fake, fake_torch):
+    fake.gpus = 1
+    k = make_vadd()
+    x = FakeTensor(1024)
+    k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    grid, args, stream = fake.launches[-1]
+    assert stream == 4242 and args[:3] == (1 << 32, 1024, 1)
+    k[(2,)](x, x, x, 3, 1.0, True, stream=5, BLOCK=128)
+    assert fake.launches[-1][2] == 5
+    with pytest.raises(tile.TileLaunchError, match="argument 'y'.*cpu"):
+        k[(2,)](x, FakeTensor(1024, cuda=False), x, 3, 1.0, True, BLOCK=128)
+    with pytest.raises(tile.TileTypeError, match="argument 'out'.*complex64"):
+        k[(2,)](x, x, FakeTensor(1024, "complex64"), 3, 1.0, True, BLOCK=128)
+
+
+class CudaArray:
+    def __init__(self, shape, typestr, strides=None, addr=1 << 33):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
+                                         "data": (addr, False), "strides": strides,
+                                         "version": 3}
+
+
+def test_cuda_array_interface(fake):
+    fake.gpus = 1
+    k = make_vadd()
+    x = CudaArray((1024,), "<f4")
+    s = CudaArray((512,), "<f4", strides=(8,))
+    k[(1,)](x, s, x, 3, 1.0, True, BLOCK=128)
+    grid, args, stream = fake.launches[-1]
+    assert args[:6] == (1 << 33, 1024, 1, 1 << 33, 512, 2) and stream == 0
+    assert "%y: !tile.array<?xf32, align = 4, div = 16>" in fake.compiled[-1].asm["fused"]
+    fake.gpus = 0
+    with pytest.raises(tile.TileLaunchError, match="CPU backend"):
+        make_vadd()[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+
+
+class DLPackOnly:
+    """Only the DLPack protocol (as JAX arrays offer), backed by NumPy."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, stream=None):
+        return self._a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_dlpack(fake):
+    k = make_vadd()
+    x = np.arange(2048, dtype=np.float32)[::2]
+    k[(1,)](DLPackOnly(x), DLPackOnly(x), DLPackOnly(x), 3, 1.0, True, BLOCK=128)
+    grid, args, stream = fake.launches[-1]
+    assert args[:3] == (ptr(x), 1024, 2)
+    fake.gpus = 1
+    with pytest.raises(tile.TileLaunchError, match="DLPack device type 1"):
+        make_vadd()[(1,)](DLPackOnly(x), x, x, 3, 1.0, True, BLOCK=128)
+
+
+def test_launch_overhead(fake, fake_torch):
+    """The whole Python launch path for 3 tensors + scalars stays small."""
+    fake.gpus = 1
+
+    @tile.kernel
+    def vadd(x, y, out, n, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(BLOCK,)) + n)
+
+    x, y, out = FakeTensor(1 << 20), FakeTensor(1 << 20), FakeTensor(1 << 20)
+    grid = (4096,)
+    vadd[grid](x, y, out, 3, BLOCK=256)
+    native = fake.compiled[-1]
+    native.launch = lambda grid, args, stream=0: None  # measure Python only
+    vadd.cache.clear()
+    vadd[grid](x, y, out, 3, BLOCK=256)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            vadd[grid](x, y, out, 3, BLOCK=256)
+        best = min(best, (time.perf_counter() - t0) / 2000)
+    print(f"launch path: {best * 1e6:.2f} us per call")
+    assert best < 6e-6, f"{best * 1e6:.2f} us per launch"

@@ -1,0 +1,160 @@
+"""Helpers shared by the frontend tests: IR validation through tile-opt,
+source lines, device arrays for numerics."""
+
+import glob
+import inspect
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def tile_opt_path():
+    """$TILE_OPT, else the newest build*/bin/tile-opt of this checkout."""
+    env = os.environ.get("TILE_OPT")
+    if env:
+        return env
+    found = glob.glob(os.path.join(ROOT, "build*", "bin", "tile-opt"))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def verify(ir_text):
+    """Parses and verifies `ir_text` with tile-opt; returns its output."""
+    path = tile_opt_path()
+    if path is None:
+        pytest.fail("tile-opt not found: set TILE_OPT or build it: cmake -G Ninja -B "
+                    "build-fe -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir "
+                    "-DTILE_BUILD_PYTHON=OFF . && ninja -C build-fe tile-opt")
+    r = subprocess.run([path, "-"], input=ir_text, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, f"tile-opt rejected the IR:\n{r.stderr}\n--- IR ---\n{ir_text}"
+    return r.stdout
+
+
+def trace(kernel, *args, **constants):
+    """The kernel's IR for these arguments, verified by tile-opt."""
+    text = kernel.compile(*args, **constants).asm["tile"]
+    verify(text)
+    return text
+
+
+def line_of(fn, marker):
+    """The file line holding `# <marker>` in fn's source."""
+    fn = getattr(fn, "fn", fn)
+    lines, start = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if f"# {marker}" in line:
+            return start + i
+    raise AssertionError(f"marker {marker!r} not found")
+
+
+def ops_at(ir_text, op, line):
+    """The lines of `ir_text` holding `op` with a loc on `line`."""
+    return [ln for ln in ir_text.splitlines()
+            if op in ln and re.search(rf'loc\("[^"]*":{line}:\d+\)', ln)]
+
+
+def count(ir_text, op):
+    return len(re.findall(re.escape(op) + r"(?![\w.])", ir_text))
+
+
+# -- device arrays for numerics -------------------------------------------
+
+class Device:
+    """Arrays on the backend `_tile` runs kernels on: NumPy on the CPU
+    backend, torch tensors on CUDA."""
+
+    def __init__(self):
+        import tile
+        self.backend = tile.default_backend()
+        self.torch = None
+        if self.backend == "cuda":
+            import torch
+            self.torch = torch
+
+    def put(self, a):
+        a = np.ascontiguousarray(a)
+        if self.torch is None:
+            return a.copy()
+        return self.torch.from_numpy(a).cuda()
+
+    def poisoned(self, shape, dtype):
+        """An output array filled with NaN (floats) or a sentinel (ints)."""
+        dtype = np.dtype(dtype)
+        if dtype.kind == "f":
+            a = np.full(shape, np.nan, dtype)
+        elif dtype.kind == "b":
+            a = np.ones(shape, dtype)
+        else:
+            a = np.full(shape, 0x5A5A5A5A % (np.iinfo(dtype).max + 1), dtype)
+        return self.put(a)
+
+    def get(self, x):
+        if self.torch is not None:
+            self.torch.cuda.synchronize()
+            return x.cpu().numpy()
+        return np.asarray(x)
+
+
+def assert_close(got, want, rtol=1e-5, atol=1e-6):
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert not np.isnan(got[~np.isnan(want)]).any(), "output left unwritten (NaN poison)"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# -- a stand-in for tile._tile, to test the launch path without C++ ---------
+
+class FakeCompileError(Exception):
+    def __init__(self, message, stage, reproducer):
+        super().__init__(message)
+        self.stage = stage
+        self.reproducer = reproducer
+
+
+class FakeKernel:
+    def __init__(self, ir, target, options):
+        self.name = "k"
+        self.target = target
+        self.options = options
+        self.num_warps = options["num_warps"] or 4
+        self.shared_mem = 128
+        self.asm = {"tile": "(C++ print)", "fused": ir, "llvm": "; llvm"}
+        self.launches = []
+
+    def launch(self, grid, args, stream=0):
+        self.launches.append((grid, args, stream))
+
+
+class FakeTile:
+    """Records compiles and launches; `fail` makes compile raise."""
+
+    CompileError = FakeCompileError
+
+    def __init__(self, gpus=0, capability=(9, 0)):
+        self.gpus = gpus
+        self.capability = capability
+        self.compiled = []
+        self.fail = None
+
+    def cuda_device_count(self):
+        return self.gpus
+
+    def cuda_device_capability(self, device=0):
+        return self.capability
+
+    def compile(self, ir, target, options):
+        if self.fail:
+            raise FakeCompileError(*self.fail)
+        k = FakeKernel(ir, target, options)
+        self.compiled.append(k)
+        return k
+
+    @property
+    def launches(self):
+        return [launch for k in self.compiled for launch in k.launches]
