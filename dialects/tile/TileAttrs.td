@@ -19,4 +19,64 @@ def Tile_AtomicKindAttr : EnumAttr<Tile_Dialect, Tile_AtomicKind, "atomic_kind">
   let assemblyFormat = "$value";
 }
 
+
+//===----------------------------------------------------------------------===//
+// Layout encodings: which thread and warp of a block owns which tile element.
+// tile-map-threads attaches them to tensor types; convert-tile-to-gpu reads
+// them (through compiler/gpu/LinearLayout.h) to emit per-thread code.
+//===----------------------------------------------------------------------===//
+
+class Tile_LayoutAttr<string name, string attrMnemonic>
+    : AttrDef<Tile_Dialect, name> {
+  let mnemonic = attrMnemonic;
+}
+
+def Tile_BlockedLayoutAttr : Tile_LayoutAttr<"BlockedLayout", "blocked"> {
+  let summary = "each thread owns sizePerThread contiguous elements";
+  let description = [{
+    Triton's blocked layout: a thread owns a `sizePerThread` box, a warp is a
+    `threadsPerWarp` grid of threads, a block a `warpsPerCTA` grid of warps;
+    `order` lists the dimensions fastest-varying first. The pattern repeats
+    over tiles larger than it covers (more registers per thread) and is
+    replicated over tiles smaller than it (threads share elements).
+  }];
+  let parameters = (ins ArrayRefParameter<"unsigned">:$sizePerThread,
+                        ArrayRefParameter<"unsigned">:$threadsPerWarp,
+                        ArrayRefParameter<"unsigned">:$warpsPerCTA,
+                        ArrayRefParameter<"unsigned">:$order);
+  let assemblyFormat = [{
+    `<` `{` `sizePerThread` `=` `[` $sizePerThread `]` `,`
+    `threadsPerWarp` `=` `[` $threadsPerWarp `]` `,`
+    `warpsPerCTA` `=` `[` $warpsPerCTA `]` `,`
+    `order` `=` `[` $order `]` `}` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Tile_SliceLayoutAttr : Tile_LayoutAttr<"SliceLayout", "slice"> {
+  let summary = "the parent layout with dimension `dim` removed";
+  let description = [{
+    The layout of a reduction's result: threads that differed only along
+    `dim` in the parent now hold the same element, so `expand_dims` and
+    `broadcast` of the result back to the parent's shape move no data.
+  }];
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` `{` `dim` `=` $dim `,` `parent` `=` $parent `}` `>`";
+}
+
+def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
+  let summary = "mma.sync m16n8 accumulator fragments";
+  let description = [{
+    The accumulator of `mma.sync.m16n8kK` (version 2: sm_80 and sm_90): a warp
+    owns 16x8 instruction tiles, lane `l` holds rows `l/4` and `l/4 + 8`,
+    columns `2*(l%4)` and `2*(l%4)+1`. Warps form a `warpsPerCTA` grid of
+    instruction tiles; the grid repeats over the tile (N first, then M).
+  }];
+  let parameters = (ins "unsigned":$version,
+                        ArrayRefParameter<"unsigned">:$warpsPerCTA);
+  let assemblyFormat = [{
+    `<` `{` `version` `=` $version `,` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `}` `>`
+  }];
+}
+
 #endif // TILE_ATTRS_TD

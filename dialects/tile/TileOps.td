@@ -301,6 +301,24 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Layouts (after tile-map-threads)
+//===----------------------------------------------------------------------===//
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
+    SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+  let summary = "move a tile's elements between thread layouts";
+  let description = [{
+    Inserted by `tile-map-threads` where a producer's layout differs from
+    what a consumer needs. The value is unchanged; only which thread holds
+    which element changes (through registers, or shared memory).
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Debugging
 //===----------------------------------------------------------------------===//
 

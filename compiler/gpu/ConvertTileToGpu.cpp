@@ -1,0 +1,169 @@
+//===- ConvertTileToGpu.cpp - thread-mapped tile IR to per-thread code ----===//
+//
+// Moves each kernel into a gpu.func with the ABI of docs/internals.md
+// section 3, then converts tile ops and tensors with the patterns of the
+// TileToGpu*.cpp files (one per op family).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
+#include "compiler/gpu/GpuPipeline.h"
+#include "compiler/gpu/TileToGpuCommon.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILETOGPU
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Kernel argument types: per array a global pointer, its i64 extents and
+/// i64 strides; scalars as they are.
+SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
+  SmallVector<Type> out;
+  Type i64 = IntegerType::get(ctx, 64);
+  for (Type t : types) {
+    if (auto array = dyn_cast<ArrayType>(t)) {
+      out.push_back(LLVM::LLVMPointerType::get(ctx, 1));
+      out.append(2 * array.getRank(), i64);
+      continue;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Moves `func` into a gpu.func in `gpuModule`; arrays are rebuilt from
+/// their parts by an unrealized cast that the memory patterns look through.
+LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
+                            int numWarps) {
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  SmallVector<Type> argTypes =
+      expandArgTypes(ctx, func.getFunctionType().getInputs());
+  auto gpuFunc = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
+                                        b.getFunctionType(argTypes, {}));
+  gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  gpuFunc.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({numWarps * 32, 1, 1}));
+  Block &entry = gpuFunc.getBody().front();
+  Block &oldEntry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  unsigned next = 0;
+  for (BlockArgument arg : oldEntry.getArguments()) {
+    if (auto array = dyn_cast<ArrayType>(arg.getType())) {
+      unsigned n = 1 + 2 * array.getRank();
+      SmallVector<Value> parts(entry.getArguments().slice(next, n));
+      auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(),
+                                                     array, parts);
+      arg.replaceAllUsesWith(cast.getResult(0));
+      next += n;
+      continue;
+    }
+    arg.replaceAllUsesWith(entry.getArgument(next++));
+  }
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("kernels must have a single block");
+  // Splice the body after the casts, then swap the return.
+  entry.getOperations().splice(entry.end(), oldEntry.getOperations());
+  Operation *term = entry.getTerminator();
+  if (!isa<func::ReturnOp>(term) || term->getNumOperands())
+    return func.emitError("kernels return nothing");
+  b.setInsertionPoint(term);
+  gpu::ReturnOp::create(b, term->getLoc());
+  term->erase();
+  func.erase();
+  return success();
+}
+
+struct ConvertTileToGpuPass
+    : tile::impl::ConvertTileToGpuBase<ConvertTileToGpuPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertTileToGpuBase::getDependentDialects(registry);
+    // The later lowering to NVVM finds its patterns through these.
+    registerGpuLoweringExtensions(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto warpsAttr = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+    if (!warpsAttr) {
+      module.emitError("convert-tile-to-gpu needs tile-map-threads first");
+      return signalPassFailure();
+    }
+    GpuLoweringState state;
+    state.numWarps = warpsAttr.getInt();
+
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        kernels.push_back(func);
+    if (kernels.empty())
+      return;
+
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "tile_kernels");
+    b.setInsertionPointToStart(gpuModule.getBody());
+    // The dynamic shared memory buffer, sized at launch.
+    LLVM::GlobalOp::create(
+        b, module.getLoc(),
+        LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
+        Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    for (func::FuncOp func : kernels)
+      if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
+        return signalPassFailure();
+
+    TileGpuTypeConverter converter(ctx);
+    RewritePatternSet patterns(ctx);
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<TileDialect>();
+    target.addLegalDialect<gpu::GPUDialect, NVVM::NVVMDialect,
+                           LLVM::LLVMDialect, vector::VectorDialect>();
+    target.addLegalOp<UnrealizedConversionCastOp>();
+    auto noTensors = [](Operation *op) {
+      auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+      return llvm::none_of(op->getOperandTypes(), isTensor) &&
+             llvm::none_of(op->getResultTypes(), isTensor);
+    };
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
+        noTensors);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    populateTileToGpuElementwisePatterns(converter, patterns, state);
+    populateTileToGpuMemoryPatterns(converter, patterns, state);
+    populateTileToGpuReducePatterns(converter, patterns, state);
+    populateTileToGpuShapePatterns(converter, patterns, state);
+    populateTileToGpuMmaPatterns(converter, patterns, state);
+    if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
+      return signalPassFailure();
+
+    // The array casts are dead once every use is lowered.
+    gpuModule.walk([](UnrealizedConversionCastOp cast) {
+      if (cast->use_empty() && cast->getNumResults() == 1 &&
+          isa<ArrayType>(cast.getResult(0).getType()))
+        cast.erase();
+    });
+    gpuModule->setAttr("tile.shared_mem", b.getI32IntegerAttr(state.sharedMem));
+    gpuModule->setAttr(kNumWarpsAttr, b.getI32IntegerAttr(state.numWarps));
+  }
+};
+
+} // namespace

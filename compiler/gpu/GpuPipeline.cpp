@@ -1,0 +1,160 @@
+//===- GpuPipeline.cpp - tile IR to PTX and cubin -------------------------===//
+#include "compiler/gpu/GpuPipeline.h"
+#include "compiler/Driver.h"
+#include "compiler/Passes.h"
+#include "compiler/gpu/GpuTarget.h"
+#include "compiler/gpu/LinearLayout.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  vector::registerConvertVectorToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+}
+
+void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps) {
+  TileMapThreadsOptions mapOptions;
+  mapOptions.numWarps = numWarps;
+  pm.addPass(createTileMapThreads(mapOptions));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertTileToGpu());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tile::buildGpuToNVVMPipeline(OpPassManager &pm) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+namespace {
+struct TileGpuPipelineOptions
+    : PassPipelineOptions<TileGpuPipelineOptions> {
+  Option<int> numWarps{*this, "num-warps",
+                       llvm::cl::desc("warps per block (0: chosen)"),
+                       llvm::cl::init(0)};
+};
+} // namespace
+
+void mlir::tile::registerTileGpuPipelines() {
+  PassPipelineRegistration<TileGpuPipelineOptions>(
+      "tile-to-gpu",
+      "tile IR to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm)",
+      [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
+        buildTileToGpuPipeline(pm, options.numWarps);
+      });
+  PassPipelineRegistration<TileGpuPipelineOptions>(
+      "tile-to-llvm-nvvm",
+      "tile IR to a gpu.module in the LLVM and NVVM dialects (for "
+      "--tile-emit-ptx)",
+      [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
+        buildTileToGpuPipeline(pm, options.numWarps);
+        buildGpuToNVVMPipeline(pm);
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// compileForGpu
+//===----------------------------------------------------------------------===//
+
+FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
+                                               const CompileOptions &opts,
+                                               CompileFailure &failure) {
+  MLIRContext *ctx = module.getContext();
+  GpuBinary bin;
+  StringRef chip = opts.target;
+  if (!chip.starts_with("sm_")) {
+    failure.stage = "target";
+    failure.message = "error: compileForGpu needs an sm_XX target, got '" +
+                      opts.target + "'\n";
+    return mlir::failure();
+  }
+  bin.kernelName = getKernelName(module);
+  if (failed(runTileLevelPasses(module, opts, bin.stages, failure)))
+    return mlir::failure();
+
+  PassManager mapPm(ctx);
+  TileMapThreadsOptions mapOptions;
+  mapOptions.numWarps = opts.numWarps;
+  mapPm.addPass(createTileMapThreads(mapOptions));
+  mapPm.addPass(createCanonicalizerPass());
+  if (failed(runStage(module, mapPm, "mapped", opts, bin.stages, failure)))
+    return mlir::failure();
+  if (auto warps = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
+    bin.numWarps = warps.getInt();
+
+  PassManager gpuPm(ctx);
+  gpuPm.addPass(createConvertTileToGpu());
+  gpuPm.addPass(createCanonicalizerPass());
+  gpuPm.addPass(createCSEPass());
+  if (failed(runStage(module, gpuPm, "gpu", opts, bin.stages, failure)))
+    return mlir::failure();
+
+  PassManager nvvmPm(ctx);
+  buildGpuToNVVMPipeline(nvvmPm);
+  if (failed(runStage(module, nvvmPm, "nvvm", opts, bin.stages, failure)))
+    return mlir::failure();
+  gpu::GPUModuleOp gpuModule;
+  for (auto m : module.getOps<gpu::GPUModuleOp>())
+    gpuModule = m;
+  if (auto shared = gpuModule
+                        ? gpuModule->getAttrOfType<IntegerAttr>("tile.shared_mem")
+                        : IntegerAttr())
+    bin.sharedMem = shared.getInt();
+
+  DiagnosticCollector diagnostics(ctx);
+  PtxOptions ptxOptions;
+  ptxOptions.chip = opts.target;
+  ptxOptions.optLevel = opts.optLevel;
+  std::string llvmIR;
+  FailureOr<std::string> ptx =
+      gpuModule ? translateToPtx(gpuModule, ptxOptions, &llvmIR)
+                : FailureOr<std::string>(mlir::failure());
+  if (failed(ptx)) {
+    failure.stage = "llvm";
+    failure.message = diagnostics.take();
+    if (failure.message.empty())
+      failure.message = "error: no gpu.module to translate\n";
+    return mlir::failure();
+  }
+  recordStageText(bin.kernelName, "llvm", "ll", llvmIR, opts, bin.stages);
+  recordStageText(bin.kernelName, "ptx", "ptx", *ptx, opts, bin.stages);
+  bin.ptx = *ptx;
+
+  std::string log;
+  FailureOr<std::string> cubin = assembleCubin(*ptx, chip, log);
+  if (failed(cubin)) {
+    failure.stage = "cubin";
+    failure.message = "error: ptxas failed:\n" + log;
+    return mlir::failure();
+  }
+  bin.cubin = std::move(*cubin);
+  return bin;
+}

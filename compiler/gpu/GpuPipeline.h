@@ -1,0 +1,20 @@
+//===- GpuPipeline.h - the GPU backend's pass pipelines ----------*- C++ -*-===//
+#ifndef TILE_COMPILER_GPU_GPUPIPELINE_H
+#define TILE_COMPILER_GPU_GPUPIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tile {
+/// tile-map-threads, convert-tile-to-gpu and cleanups: tile IR to gpu.func
+/// kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
+void buildTileToGpuPipeline(OpPassManager &pm, int numWarps);
+/// The gpu.module down to the LLVM and NVVM dialects only (translatable).
+void buildGpuToNVVMPipeline(OpPassManager &pm);
+/// The dialect extensions the lowering to NVVM relies on (ConvertToLLVM
+/// interfaces of arith, cf, math, vector, ub, nvvm, gpu).
+void registerGpuLoweringExtensions(DialectRegistry &registry);
+/// Registers the named pipelines tile-to-gpu and tile-to-llvm-nvvm.
+void registerTileGpuPipelines();
+} // namespace mlir::tile
+
+#endif

@@ -1,0 +1,215 @@
+//===- GpuTarget.cpp - NVVM-dialect gpu.module to PTX and cubin -----------===//
+#include "compiler/gpu/GpuTarget.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static void initNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::string mlir::tile::getPtxFeatures(StringRef chip) {
+  // PTX 8.0 covers sm_90 (and everything before it) and ptxas 12+ reads it.
+  return "+ptx80";
+}
+
+static std::string cudaRoot() {
+  if (const char *home = std::getenv("CUDA_HOME"))
+    return home;
+  return "/usr/local/cuda";
+}
+
+std::string mlir::tile::findPtxas() {
+  if (const char *p = std::getenv("TILE_PTXAS"))
+    return p;
+  std::string path = cudaRoot() + "/bin/ptxas";
+  if (llvm::sys::fs::can_execute(path))
+    return path;
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return path;
+}
+
+static std::string libdevicePath() {
+  if (const char *p = std::getenv("TILE_LIBDEVICE"))
+    return p;
+  return cudaRoot() + "/nvvm/libdevice/libdevice.10.bc";
+}
+
+/// Links the libdevice functions `module` declares, then internalizes them so
+/// that the optimizer inlines and drops them.
+static LogicalResult linkLibdevice(llvm::Module &module, Location loc) {
+  bool needed = llvm::any_of(module.functions(), [](llvm::Function &f) {
+    return f.isDeclaration() && f.getName().starts_with("__nv_");
+  });
+  if (!needed)
+    return success();
+  auto buffer = llvm::MemoryBuffer::getFile(libdevicePath());
+  if (!buffer)
+    return emitError(loc) << "cannot read libdevice at " << libdevicePath()
+                          << " (set TILE_LIBDEVICE)";
+  auto lib = llvm::parseBitcodeFile(buffer.get()->getMemBufferRef(),
+                                    module.getContext());
+  if (!lib)
+    return emitError(loc) << "cannot parse libdevice: "
+                          << llvm::toString(lib.takeError());
+  (*lib)->setTargetTriple(module.getTargetTriple());
+  (*lib)->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(*lib),
+                                llvm::Linker::Flags::LinkOnlyNeeded))
+    return emitError(loc) << "linking libdevice failed";
+  for (llvm::Function &f : module.functions())
+    if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  // libdevice asks __nvvm_reflect whether to flush denormals: no.
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
+                       static_cast<uint32_t>(0));
+  return success();
+}
+
+FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
+                                                  const PtxOptions &options,
+                                                  std::string *llvmIR) {
+  initNVPTX();
+  Location loc = gpuModule.getLoc();
+  MLIRContext *ctx = gpuModule.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  registerNVVMDialectTranslation(*ctx);
+  registerGPUDialectTranslation(*ctx);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(gpuModule, llvmContext, gpuModule.getName());
+  if (!module)
+    return emitError(loc) << "translation of the gpu.module to LLVM IR failed";
+
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emitError(loc) << "NVPTX target unavailable: " << error;
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, options.chip, getPtxFeatures(options.chip), targetOptions,
+      std::nullopt, std::nullopt,
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel >= 1 ? llvm::CodeGenOptLevel::Default
+                              : llvm::CodeGenOptLevel::None));
+  if (!machine)
+    return emitError(loc) << "cannot create an NVPTX target machine for "
+                          << options.chip;
+  module->setTargetTriple(triple);
+  module->setDataLayout(machine->createDataLayout());
+  if (failed(linkLibdevice(*module, loc)))
+    return failure();
+
+  if (options.optLevel > 0) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(machine.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::OptimizationLevel level = options.optLevel >= 3
+                                        ? llvm::OptimizationLevel::O3
+                                        : llvm::OptimizationLevel::O2;
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+    mpm.run(*module, mam);
+  }
+  if (llvmIR) {
+    llvmIR->clear();
+    llvm::raw_string_ostream os(*llvmIR);
+    module->print(os, nullptr);
+  }
+
+  llvm::SmallString<0> ptx;
+  {
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager pm;
+    if (machine->addPassesToEmitFile(pm, os, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return emitError(loc) << "the NVPTX backend cannot emit assembly";
+    pm.run(*module);
+  }
+  return std::string(ptx.str());
+}
+
+FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
+                                                 std::string &log,
+                                                 bool verbose) {
+  llvm::SmallString<128> ptxPath, cubinPath, logPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tile", "ptx", fd, ptxPath)) {
+    log = "cannot create a temporary file";
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  llvm::sys::fs::createTemporaryFile("tile", "cubin", cubinPath);
+  llvm::sys::fs::createTemporaryFile("tile", "log", logPath);
+  std::string ptxas = findPtxas();
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> args{ptxas, arch, ptxPath, "-o", cubinPath};
+  if (verbose)
+    args.push_back("-v");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &errMsg);
+  if (auto buf = llvm::MemoryBuffer::getFile(logPath))
+    log = (*buf)->getBuffer().str();
+  if (!errMsg.empty())
+    log += errMsg;
+  FailureOr<std::string> cubin = failure();
+  if (rc == 0)
+    if (auto buf = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false))
+      cubin = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(ptxPath);
+  llvm::sys::fs::remove(cubinPath);
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0 && log.empty())
+    log = "ptxas (" + ptxas + ") failed with exit code " + std::to_string(rc);
+  return cubin;
+}

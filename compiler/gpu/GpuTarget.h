@@ -1,0 +1,37 @@
+//===- GpuTarget.h - NVVM-dialect gpu.module to PTX and cubin ----*- C++ -*-===//
+#ifndef TILE_COMPILER_GPU_GPUTARGET_H
+#define TILE_COMPILER_GPU_GPUTARGET_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <string>
+
+namespace mlir::tile {
+
+struct PtxOptions {
+  std::string chip = "sm_90";
+  int optLevel = 3;
+};
+
+/// The PTX feature LLVM needs for `chip` (Debian's LLVM defaults too low).
+std::string getPtxFeatures(StringRef chip);
+
+/// Translates a gpu.module lowered to the LLVM/NVVM dialects to LLVM IR,
+/// links the libdevice functions it calls, optimizes it and runs the NVPTX
+/// backend. `llvmIR` receives the optimized LLVM IR when given.
+FailureOr<std::string> translateToPtx(gpu::GPUModuleOp module,
+                                      const PtxOptions &options,
+                                      std::string *llvmIR = nullptr);
+
+/// Runs ptxas on `ptx`; returns the cubin. `log` receives ptxas's output
+/// (with -v: registers, spills, shared memory).
+FailureOr<std::string> assembleCubin(StringRef ptx, StringRef chip,
+                                     std::string &log, bool verbose = false);
+
+/// The ptxas to run: $TILE_PTXAS, $CUDA_HOME/bin/ptxas,
+/// /usr/local/cuda/bin/ptxas, or ptxas on PATH.
+std::string findPtxas();
+
+} // namespace mlir::tile
+
+#endif

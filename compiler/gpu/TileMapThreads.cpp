@@ -1,0 +1,458 @@
+//===- TileMapThreads.cpp - give every tile a thread layout ---------------===//
+//
+// Two phases. (A) Decide a layout for every tensor value that is not cheap
+// to recompute: anchors (loads, mma, reductions) pick theirs, elementwise ops
+// and shape ops inherit from their operands, loop-carried values take their
+// yields' layouts (iterated to a fixpoint). (B) Rewrite the types; operands
+// whose layout differs from what their user needs get a tile.convert_layout,
+// except cheap values (constants, splats, iota and elementwise chains of
+// them), which are recomputed in the needed layout instead.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
+#include "compiler/gpu/LinearLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEMAPTHREADS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+RankedTensorType getTensorType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+bool isElementwise(Operation *op) {
+  if (op->getNumResults() != 1 || !getTensorType(op->getResult(0)))
+    return false;
+  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() || isa<arith::SelectOp>(op);
+}
+
+class LayoutAssigner {
+public:
+  LayoutAssigner(MLIRContext *ctx, int numWarps)
+      : ctx(ctx), numWarps(numWarps) {}
+
+  void decide(Region &region) {
+    for (Block &block : region)
+      for (Operation &op : block)
+        visit(&op);
+  }
+  void materialize(func::FuncOp func);
+
+private:
+  MLIRContext *ctx;
+  int numWarps;
+  DenseMap<Value, Attribute> layouts;
+  DenseMap<Value, bool> rematCache;
+  DenseMap<std::pair<Value, Attribute>, Value> clones;
+
+  bool isRemat(Value v);
+  Attribute get(Value v) { return layouts.lookup(v); }
+  void set(Value v, Attribute layout) {
+    if (layout)
+      layouts[v] = layout;
+  }
+  Attribute defaultLayout(RankedTensorType type, unsigned contigDim) {
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    return getDefaultBlockedLayout(ctx, type.getShape(), contigDim, bits,
+                                   numWarps);
+  }
+  Attribute defaultLayout(RankedTensorType type) {
+    return defaultLayout(type, type.getRank() ? type.getRank() - 1 : 0);
+  }
+  Attribute decidedOrDefault(Value v) {
+    if (Attribute l = get(v))
+      return l;
+    return defaultLayout(getTensorType(v));
+  }
+  bool equivalent(Attribute a, Attribute b, ArrayRef<int64_t> shape) {
+    if (a == b)
+      return true;
+    FailureOr<LinearLayout> la = toLinearLayout(a, shape);
+    FailureOr<LinearLayout> lb = toLinearLayout(b, shape);
+    return succeeded(la) && succeeded(lb) && *la == *lb;
+  }
+
+  void visit(Operation *op);
+  void visitFor(scf::ForOp forOp);
+  Attribute expandLayout(Attribute src, RankedTensorType srcType,
+                         unsigned axis);
+  Attribute permuteLayout(Attribute src, ArrayRef<int64_t> perm);
+
+  Attribute requiredOperandLayout(Operation *op, unsigned idx);
+  Value getInLayout(Value v, Attribute layout, Operation *user);
+  Value cloneInLayout(Value v, Attribute layout);
+};
+
+bool LayoutAssigner::isRemat(Value v) {
+  if (!getTensorType(v))
+    return false;
+  auto it = rematCache.find(v);
+  if (it != rematCache.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  bool result = false;
+  if (!def) {
+    result = false;
+  } else if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    result = dense && dense.isSplat();
+  } else if (isa<SplatOp, IotaOp>(def)) {
+    result = true;
+  } else if (isElementwise(def) || isa<BroadcastOp, ExpandDimsOp>(def)) {
+    result = isMemoryEffectFree(def) &&
+             llvm::all_of(def->getOperands(), [&](Value o) {
+               return !getTensorType(o) || isRemat(o);
+             });
+  }
+  rematCache[v] = result;
+  return result;
+}
+
+Attribute LayoutAssigner::expandLayout(Attribute src, RankedTensorType srcType,
+                                       unsigned axis) {
+  if (auto slice = dyn_cast<SliceLayoutAttr>(src))
+    if (slice.getDim() == axis)
+      return slice.getParent();
+  if (auto b = dyn_cast<BlockedLayoutAttr>(src)) {
+    // The same distribution with a size-1 dimension inserted (most major).
+    auto insert = [&](ArrayRef<unsigned> v, unsigned x) {
+      SmallVector<unsigned> r(v);
+      r.insert(r.begin() + axis, x);
+      return r;
+    };
+    SmallVector<unsigned> order;
+    for (unsigned o : b.getOrder())
+      order.push_back(o >= axis ? o + 1 : o);
+    order.push_back(axis);
+    return BlockedLayoutAttr::get(ctx, insert(b.getSizePerThread(), 1),
+                                  insert(b.getThreadsPerWarp(), 1),
+                                  insert(b.getWarpsPerCTA(), 1), order);
+  }
+  SmallVector<int64_t> shape(srcType.getShape());
+  shape.insert(shape.begin() + axis, 1);
+  return defaultLayout(RankedTensorType::get(shape, srcType.getElementType()));
+}
+
+Attribute LayoutAssigner::permuteLayout(Attribute src,
+                                        ArrayRef<int64_t> perm) {
+  auto b = dyn_cast<BlockedLayoutAttr>(src);
+  if (!b)
+    return {};
+  auto apply = [&](ArrayRef<unsigned> v) {
+    SmallVector<unsigned> r;
+    for (int64_t p : perm)
+      r.push_back(v[p]);
+    return r;
+  };
+  SmallVector<unsigned> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  SmallVector<unsigned> order;
+  for (unsigned o : b.getOrder())
+    order.push_back(inverse[o]);
+  return BlockedLayoutAttr::get(ctx, apply(b.getSizePerThread()),
+                                apply(b.getThreadsPerWarp()),
+                                apply(b.getWarpsPerCTA()), order);
+}
+
+void LayoutAssigner::visit(Operation *op) {
+  if (auto forOp = dyn_cast<scf::ForOp>(op))
+    return visitFor(forOp);
+  if (op->getNumResults() == 0 || llvm::none_of(op->getResults(), [](Value r) {
+        return getTensorType(r) != nullptr;
+      }))
+    return;
+  if (llvm::all_of(op->getResults(), [&](Value r) { return isRemat(r); }))
+    return;
+  Value result = op->getResult(0);
+  RankedTensorType type = getTensorType(result);
+
+  if (auto load = dyn_cast<LoadOp>(op)) {
+    unsigned rank = type.getRank(), contig = rank - 1;
+    if (auto order = load.getOrder())
+      for (auto [i, o] : llvm::enumerate(*order))
+        if (o == static_cast<int64_t>(rank - 1))
+          contig = i;
+    return set(result, defaultLayout(type, contig));
+  }
+  if (auto mma = dyn_cast<MmaOp>(op)) {
+    if (getMmaKind(mma) != MmaKind::Fma)
+      return set(result, getMmaLayout(ctx, type.getShape(), numWarps));
+    return set(result, decidedOrDefault(mma.getAcc()));
+  }
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    Attribute src = decidedOrDefault(reduce.getSrcs()[0]);
+    for (Value r : reduce.getResults())
+      set(r, SliceLayoutAttr::get(ctx, reduce.getAxis(), src));
+    return;
+  }
+  if (auto scan = dyn_cast<ScanOp>(op)) {
+    Attribute src = decidedOrDefault(scan.getSrcs()[0]);
+    for (Value r : scan.getResults())
+      set(r, src);
+    return;
+  }
+  if (auto bcast = dyn_cast<BroadcastOp>(op))
+    return set(result, get(bcast.getSrc()));
+  if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+    if (Attribute src = get(expand.getSrc()))
+      set(result, expandLayout(src, getTensorType(expand.getSrc()),
+                               expand.getAxis()));
+    return;
+  }
+  if (auto permute = dyn_cast<PermuteOp>(op)) {
+    Attribute src = permuteLayout(get(permute.getSrc()), permute.getPerm());
+    return set(result, src ? src : defaultLayout(type));
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    for (Value idx : gather.getIndices())
+      if (Attribute l = get(idx))
+        return set(result, l);
+    return set(result, defaultLayout(type));
+  }
+  if (isa<AtomicRMWOp, AtomicCASOp>(op)) {
+    for (Value operand : op->getOperands())
+      if (getTensorType(operand))
+        if (Attribute l = get(operand))
+          return set(result, l);
+    return set(result, defaultLayout(type));
+  }
+  if (isElementwise(op)) {
+    for (Value operand : op->getOperands())
+      if (getTensorType(operand) &&
+          getTensorType(operand).getShape() == type.getShape())
+        if (Attribute l = get(operand))
+          return set(result, l);
+    return; // Undecided until a loop-carried operand is.
+  }
+  // Anything else (reshape, convert_layout, unknown ops): a fresh layout.
+  for (Value r : op->getResults())
+    if (auto t = getTensorType(r))
+      set(r, defaultLayout(t));
+}
+
+void LayoutAssigner::visitFor(scf::ForOp forOp) {
+  unsigned n = forOp.getNumRegionIterArgs();
+  SmallVector<Attribute> argLayouts;
+  for (Value init : forOp.getInitArgs())
+    argLayouts.push_back(get(init));
+  auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+  for (int iter = 0; iter < 4; ++iter) {
+    for (unsigned i = 0; i < n; ++i) {
+      layouts.erase(forOp.getRegionIterArg(i));
+      set(forOp.getRegionIterArg(i), argLayouts[i]);
+    }
+    decide(forOp.getRegion());
+    bool changed = false;
+    for (unsigned i = 0; i < n; ++i) {
+      Value y = yield.getOperand(i);
+      if (!getTensorType(y))
+        continue;
+      Attribute l = get(y);
+      if (!l && !argLayouts[i] && iter > 0)
+        l = defaultLayout(getTensorType(y));
+      if (l && l != argLayouts[i]) {
+        argLayouts[i] = l;
+        changed = true;
+      }
+    }
+    if (!changed && iter > 0)
+      break;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    if (!getTensorType(forOp.getResult(i)))
+      continue;
+    Attribute l = argLayouts[i] ? argLayouts[i]
+                                : defaultLayout(getTensorType(forOp.getResult(i)));
+    set(forOp.getResult(i), l);
+    set(forOp.getRegionIterArg(i), l);
+  }
+}
+
+/// The layout `op` needs its operand `idx` in (null: any).
+Attribute LayoutAssigner::requiredOperandLayout(Operation *op, unsigned idx) {
+  Value operand = op->getOperand(idx);
+  auto resultLayout = [&]() -> Attribute {
+    return cast<RankedTensorType>(op->getResult(0).getType()).getEncoding();
+  };
+  if (isElementwise(op) || isa<BroadcastOp>(op))
+    return resultLayout();
+  if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+    Attribute want = SliceLayoutAttr::get(ctx, expand.getAxis(), resultLayout());
+    Attribute have = get(operand);
+    if (have && equivalent(have, want, getTensorType(operand).getShape()))
+      return have;
+    return want;
+  }
+  if (auto mma = dyn_cast<MmaOp>(op))
+    return idx == 2 ? resultLayout() : decidedOrDefault(operand);
+  if (isa<ReduceOp, ScanOp>(op))
+    return decidedOrDefault(op->getOperand(0));
+  if (isa<GatherOp, AtomicRMWOp, AtomicCASOp>(op))
+    return resultLayout();
+  if (auto scatter = dyn_cast<ScatterOp>(op)) {
+    if (Attribute l = get(scatter.getValue()))
+      return l;
+    for (Value i : scatter.getIndices())
+      if (Attribute l = get(i))
+        return l;
+    return defaultLayout(getTensorType(scatter.getValue()));
+  }
+  if (auto store = dyn_cast<StoreOp>(op))
+    return decidedOrDefault(operand);
+  if (auto yield = dyn_cast<scf::YieldOp>(op))
+    return getTensorType(op->getParentOp()->getResult(idx)).getEncoding();
+  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    unsigned iterIdx = idx - forOp.getNumControlOperands();
+    return getTensorType(forOp.getResult(iterIdx)).getEncoding();
+  }
+  return decidedOrDefault(operand);
+}
+
+Value LayoutAssigner::cloneInLayout(Value v, Attribute layout) {
+  auto key = std::make_pair(v, layout);
+  if (Value c = clones.lookup(key))
+    return c;
+  Operation *def = v.getDefiningOp();
+  OpBuilder b(def);
+  IRMapping mapping;
+  for (auto [i, operand] : llvm::enumerate(def->getOperands())) {
+    if (!getTensorType(operand))
+      continue;
+    Attribute want = layout;
+    if (auto expand = dyn_cast<ExpandDimsOp>(def))
+      want = SliceLayoutAttr::get(ctx, expand.getAxis(), layout);
+    mapping.map(operand, cloneInLayout(operand, want));
+  }
+  Operation *clone = b.clone(*def, mapping);
+  auto type = getTensorType(v);
+  clone->getResult(0).setType(RankedTensorType::get(
+      type.getShape(), type.getElementType(), layout));
+  if (auto cst = dyn_cast<arith::ConstantOp>(clone)) {
+    auto dense = cast<DenseElementsAttr>(cst.getValue());
+    cst.setValueAttr(DenseElementsAttr::get(
+        cast<ShapedType>(clone->getResult(0).getType()),
+        dense.getSplatValue<Attribute>()));
+  }
+  clones[key] = clone->getResult(0);
+  return clone->getResult(0);
+}
+
+Value LayoutAssigner::getInLayout(Value v, Attribute layout, Operation *user) {
+  if (isRemat(v))
+    return cloneInLayout(v, layout);
+  auto type = getTensorType(v);
+  if (type.getEncoding() == layout)
+    return v;
+  OpBuilder b(user);
+  return ConvertLayoutOp::create(
+      b, user->getLoc(),
+      RankedTensorType::get(type.getShape(), type.getElementType(), layout),
+      v);
+}
+
+void LayoutAssigner::materialize(func::FuncOp func) {
+  // Types first, so that required layouts can be read off the results.
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (auto type = getTensorType(r))
+        if (!isRemat(r))
+          r.setType(RankedTensorType::get(type.getShape(),
+                                          type.getElementType(),
+                                          decidedOrDefault(r)));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (auto type = getTensorType(arg))
+            if (Attribute l = get(arg))
+              arg.setType(RankedTensorType::get(type.getShape(),
+                                                type.getElementType(), l));
+  });
+  SmallVector<Operation *> users;
+  func.walk([&](Operation *op) {
+    // Remat ops are cloned on demand; their combiner bodies hold scalars.
+    if (op->getNumResults() == 1 && isRemat(op->getResult(0)))
+      return;
+    users.push_back(op);
+  });
+  for (Operation *op : users)
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      Value operand = op->getOperand(i);
+      if (!getTensorType(operand))
+        continue;
+      Attribute want = requiredOperandLayout(op, i);
+      Value repl = getInLayout(operand, want, op);
+      if (repl != operand)
+        op->setOperand(i, repl);
+    }
+  // Originals of recomputed values are dead now (chains: repeat).
+  bool erased = true;
+  while (erased) {
+    SmallVector<Operation *> dead;
+    func.walk([&](Operation *op) {
+      if (op->getNumResults() == 1 && getTensorType(op->getResult(0)) &&
+          !getTensorType(op->getResult(0)).getEncoding() && op->use_empty() &&
+          isMemoryEffectFree(op))
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+    erased = !dead.empty();
+  }
+}
+
+int64_t maxTileElements(func::FuncOp func) {
+  int64_t most = 0;
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (auto t = getTensorType(r))
+        most = std::max(most, t.getNumElements());
+  });
+  return most;
+}
+
+struct TileMapThreadsPass
+    : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
+  using TileMapThreadsBase::TileMapThreadsBase;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int warps = numWarps;
+    if (warps <= 0) {
+      int64_t most = 0;
+      module.walk([&](func::FuncOp f) {
+        most = std::max(most, maxTileElements(f));
+      });
+      warps = most >= 8192 ? 8 : 4;
+    }
+    if (!llvm::isPowerOf2_32(warps) || warps > 32) {
+      module.emitError() << "num_warps must be a power of two <= 32, got "
+                         << warps;
+      return signalPassFailure();
+    }
+    module->setAttr(kNumWarpsAttr,
+                    IntegerAttr::get(IntegerType::get(&getContext(), 32),
+                                     warps));
+    module.walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      LayoutAssigner assigner(&getContext(), warps);
+      assigner.decide(func.getBody());
+      assigner.materialize(func);
+    });
+  }
+};
+
+} // namespace

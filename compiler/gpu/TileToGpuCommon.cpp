@@ -1,0 +1,334 @@
+//===- TileToGpuCommon.cpp - shared pieces of convert-tile-to-gpu ---------===//
+#include "compiler/gpu/TileToGpuCommon.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+TileGpuTypeConverter::TileGpuTypeConverter(MLIRContext *ctx) {
+  addConversion([](Type type) { return type; });
+  addConversion([](RankedTensorType type) -> std::optional<Type> {
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    if (failed(layout))
+      return std::nullopt;
+    return VectorType::get({layout->getNumRegs()}, type.getElementType());
+  });
+}
+
+FailureOr<ArrayParts> mlir::tile::getArrayParts(Value array) {
+  auto def = array.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!def || !isa<ArrayType>(array.getType()))
+    return failure();
+  unsigned rank = cast<ArrayType>(array.getType()).getRank();
+  if (def.getNumOperands() != 1 + 2 * rank)
+    return failure();
+  ArrayParts parts;
+  parts.ptr = def.getOperand(0);
+  for (unsigned d = 0; d < rank; ++d) {
+    parts.extents.push_back(def.getOperand(1 + d));
+    parts.strides.push_back(def.getOperand(1 + rank + d));
+  }
+  return parts;
+}
+
+Value mlir::tile::constI32(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+Value mlir::tile::constI64(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+}
+Value mlir::tile::threadIdX(OpBuilder &b, Location loc) {
+  return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+}
+Value mlir::tile::laneId(OpBuilder &b, Location loc) {
+  return arith::AndIOp::create(b, loc, threadIdX(b, loc), constI32(b, loc, 31));
+}
+Value mlir::tile::warpId(OpBuilder &b, Location loc) {
+  return arith::ShRUIOp::create(b, loc, threadIdX(b, loc), constI32(b, loc, 5));
+}
+
+/// Sum over the bits of `id` of the bases' `d` components.
+static Value bitsToCoord(OpBuilder &b, Location loc, Value id,
+                         ArrayRef<LinearLayout::Basis> bases, unsigned d) {
+  Value sum;
+  for (auto [bit, basis] : llvm::enumerate(bases)) {
+    if (basis[d] == 0)
+      continue;
+    // ((id >> bit) & 1) << log2(basis): lowered to and/shift by LLVM.
+    Value one = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, id, constI32(b, loc, bit)),
+        constI32(b, loc, 1));
+    Value term = arith::ShLIOp::create(b, loc, one,
+                                       constI32(b, loc, llvm::Log2_64(basis[d])));
+    sum = sum ? arith::OrIOp::create(b, loc, sum, term).getResult() : term;
+  }
+  return sum ? sum : constI32(b, loc, 0);
+}
+
+SmallVector<Value> mlir::tile::threadCoords(OpBuilder &b, Location loc,
+                                            const LinearLayout &layout) {
+  Value lane = laneId(b, loc), warp = warpId(b, loc);
+  SmallVector<Value> coords;
+  for (unsigned d = 0; d < layout.getRank(); ++d)
+    coords.push_back(arith::OrIOp::create(
+        b, loc, bitsToCoord(b, loc, lane, layout.lanes, d),
+        bitsToCoord(b, loc, warp, layout.warps, d)));
+  return coords;
+}
+
+Value mlir::tile::isFirstReplica(OpBuilder &b, Location loc,
+                                 const LinearLayout &layout) {
+  unsigned laneMask = layout.laneReplicaMask();
+  unsigned warpMask = layout.warpReplicaMask();
+  Value ok = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  Value zero = constI32(b, loc, 0);
+  if (laneMask) {
+    Value bits = arith::AndIOp::create(b, loc, laneId(b, loc),
+                                       constI32(b, loc, laneMask));
+    ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bits, zero);
+  }
+  if (warpMask) {
+    Value bits = arith::AndIOp::create(b, loc, warpId(b, loc),
+                                       constI32(b, loc, warpMask));
+    Value w = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bits, zero);
+    ok = arith::AndIOp::create(b, loc, ok, w);
+  }
+  return ok;
+}
+
+int64_t mlir::tile::getContiguity(const LinearLayout &layout, unsigned dim) {
+  int64_t n = 1;
+  for (const auto &basis : layout.regs) {
+    bool next = basis[dim] == n;
+    for (unsigned d = 0; d < layout.getRank(); ++d)
+      if (d != dim && basis[d] != 0)
+        next = false;
+    if (!next)
+      break;
+    n *= 2;
+  }
+  return n;
+}
+
+SmallVector<Value> mlir::tile::unpackVector(OpBuilder &b, Location loc,
+                                            Value vec) {
+  auto type = cast<VectorType>(vec.getType());
+  SmallVector<Value> elems;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    elems.push_back(vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i}));
+  return elems;
+}
+
+Value mlir::tile::packVector(OpBuilder &b, Location loc, Type vecType,
+                             ValueRange elems) {
+  return vector::FromElementsOp::create(b, loc, cast<VectorType>(vecType),
+                                        elems);
+}
+
+Value mlir::tile::sharedBase(OpBuilder &b, Location loc) {
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), kSharedSymbol);
+}
+
+void mlir::tile::barrier(OpBuilder &b, Location loc) {
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<int64_t> mlir::tile::rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+int64_t mlir::tile::storageBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+/// The type an element has in memory (i1 is kept as i8).
+static Type memType(Type elemType) {
+  if (elemType.isInteger(1))
+    return IntegerType::get(elemType.getContext(), 8);
+  return elemType;
+}
+
+/// Vector width for shared accesses of `layout` with `strides`.
+static int64_t sharedVectorWidth(const LinearLayout &layout, Type elemType,
+                                 ArrayRef<int64_t> strides) {
+  unsigned rank = layout.getRank();
+  if (rank == 0 || strides[rank - 1] != 1)
+    return 1;
+  int64_t v = std::min<int64_t>(getContiguity(layout, rank - 1),
+                                16 / storageBytes(elemType));
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    while (v > 1 && strides[d] % v)
+      v /= 2;
+  return std::max<int64_t>(v, 1);
+}
+
+static Value threadOffset(OpBuilder &b, Location loc,
+                          const LinearLayout &layout,
+                          ArrayRef<int64_t> strides) {
+  SmallVector<Value> coords = threadCoords(b, loc, layout);
+  Value off = constI32(b, loc, 0);
+  for (unsigned d = 0; d < layout.getRank(); ++d) {
+    if (strides[d] == 0)
+      continue;
+    off = arith::AddIOp::create(
+        b, loc, off,
+        arith::MulIOp::create(b, loc, coords[d], constI32(b, loc, strides[d])));
+  }
+  return off;
+}
+
+static Value sharedAddress(OpBuilder &b, Location loc, Value base,
+                           Value threadOff, int64_t constOff, Type elemType) {
+  Value off = arith::AddIOp::create(b, loc, threadOff, constI32(b, loc, constOff));
+  return LLVM::GEPOp::create(b, loc, base.getType(), memType(elemType), base,
+                             ValueRange{off});
+}
+
+void mlir::tile::storeShared(OpBuilder &b, Location loc, Value base,
+                             ValueRange elems, Type elemType,
+                             const LinearLayout &layout,
+                             ArrayRef<int64_t> strides) {
+  int64_t v = sharedVectorWidth(layout, elemType, strides);
+  Value threadOff = threadOffset(b, loc, layout, strides);
+  Type mem = memType(elemType);
+  for (int64_t r = 0; r < layout.getNumRegs(); r += v) {
+    SmallVector<int64_t, 4> coord = layout.regCoord(r);
+    int64_t constOff = 0;
+    for (unsigned d = 0; d < layout.getRank(); ++d)
+      constOff += coord[d] * strides[d];
+    SmallVector<Value> chunk;
+    for (int64_t i = 0; i < v; ++i) {
+      Value e = elems[r + i];
+      if (mem != elemType)
+        e = arith::ExtUIOp::create(b, loc, mem, e);
+      chunk.push_back(e);
+    }
+    Value value = v == 1 ? chunk[0]
+                         : packVector(b, loc, VectorType::get({v}, mem), chunk);
+    Value addr = sharedAddress(b, loc, base, threadOff, constOff, elemType);
+    LLVM::StoreOp::create(b, loc, value, addr, v * storageBytes(elemType));
+  }
+}
+
+SmallVector<Value> mlir::tile::loadShared(OpBuilder &b, Location loc,
+                                          Value base, Type elemType,
+                                          const LinearLayout &layout,
+                                          ArrayRef<int64_t> strides) {
+  int64_t v = sharedVectorWidth(layout, elemType, strides);
+  Value threadOff = threadOffset(b, loc, layout, strides);
+  Type mem = memType(elemType);
+  SmallVector<Value> elems;
+  for (int64_t r = 0; r < layout.getNumRegs(); r += v) {
+    SmallVector<int64_t, 4> coord = layout.regCoord(r);
+    int64_t constOff = 0;
+    for (unsigned d = 0; d < layout.getRank(); ++d)
+      constOff += coord[d] * strides[d];
+    Value addr = sharedAddress(b, loc, base, threadOff, constOff, elemType);
+    Type type = v == 1 ? mem : VectorType::get({v}, mem);
+    Value value =
+        LLVM::LoadOp::create(b, loc, type, addr, v * storageBytes(elemType));
+    SmallVector<Value> chunk =
+        v == 1 ? SmallVector<Value>{value} : unpackVector(b, loc, value);
+    for (Value e : chunk)
+      elems.push_back(mem != elemType
+                          ? arith::TruncIOp::create(b, loc, elemType, e)
+                          : e);
+  }
+  return elems;
+}
+
+SmallVector<Value> mlir::tile::convertLayout(OpBuilder &b, Location loc,
+                                             ValueRange elems, Type elemType,
+                                             const LinearLayout &from,
+                                             const LinearLayout &to,
+                                             GpuLoweringState &state) {
+  if (from == to)
+    return SmallVector<Value>(elems);
+  if (from.lanes == to.lanes && from.warps == to.warps &&
+      from.getNumRegs() == to.getNumRegs()) {
+    // Same threads hold the same elements: permute registers.
+    DenseMap<SmallVector<int64_t, 4>, int64_t> where;
+    for (int64_t r = 0; r < from.getNumRegs(); ++r)
+      where[from.regCoord(r)] = r;
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < to.getNumRegs(); ++r) {
+      auto it = where.find(to.regCoord(r));
+      if (it == where.end())
+        break;
+      out.push_back(elems[it->second]);
+    }
+    if (static_cast<int64_t>(out.size()) == to.getNumRegs())
+      return out;
+  }
+  int64_t numElems = 1;
+  for (int64_t s : from.shape)
+    numElems *= s;
+  state.needShared(numElems * storageBytes(elemType));
+  SmallVector<int64_t> strides = rowMajorStrides(from.shape);
+  Value base = sharedBase(b, loc);
+  barrier(b, loc);
+  storeShared(b, loc, base, elems, elemType, from, strides);
+  barrier(b, loc);
+  return loadShared(b, loc, base, elemType, to, strides);
+}
+
+Value mlir::tile::shuffleXor(OpBuilder &b, Location loc, Value v,
+                             unsigned mask) {
+  Type type = v.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  auto shfl32 = [&](Value x) -> Value {
+    return gpu::ShuffleOp::create(b, loc, x, mask, 32, gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+  if (bits == 32)
+    return shfl32(v);
+  Type intType = b.getIntegerType(bits);
+  Value asInt = isa<FloatType>(type)
+                    ? arith::BitcastOp::create(b, loc, intType, v).getResult()
+                    : v;
+  Value result;
+  if (bits < 32) {
+    Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), asInt);
+    result = arith::TruncIOp::create(b, loc, intType, shfl32(wide));
+  } else {
+    Type i64 = b.getI64Type();
+    Value lo = arith::TruncIOp::create(b, loc, b.getI32Type(), asInt);
+    Value hi = arith::TruncIOp::create(
+        b, loc, b.getI32Type(),
+        arith::ShRUIOp::create(b, loc, asInt, constI64(b, loc, 32)));
+    Value slo = arith::ExtUIOp::create(b, loc, i64, shfl32(lo));
+    Value shi = arith::ExtUIOp::create(b, loc, i64, shfl32(hi));
+    result = arith::OrIOp::create(
+        b, loc, slo, arith::ShLIOp::create(b, loc, shi, constI64(b, loc, 32)));
+  }
+  if (isa<FloatType>(type))
+    result = arith::BitcastOp::create(b, loc, type, result);
+  return result;
+}
+
+SmallVector<Value> mlir::tile::applyCombiner(OpBuilder &b, Location loc,
+                                             Region &combiner, ValueRange acc,
+                                             ValueRange next) {
+  Block &block = combiner.front();
+  IRMapping mapping;
+  for (auto [arg, v] : llvm::zip(block.getArguments().take_front(acc.size()),
+                                 acc))
+    mapping.map(arg, v);
+  for (auto [arg, v] : llvm::zip(block.getArguments().drop_front(acc.size()),
+                                 next))
+    mapping.map(arg, v);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  SmallVector<Value> out;
+  for (Value y : block.getTerminator()->getOperands())
+    out.push_back(mapping.lookupOrDefault(y));
+  return out;
+}

@@ -1,0 +1,118 @@
+//===- TileToGpuCommon.h - shared pieces of convert-tile-to-gpu ---*- C++ -*-===//
+//
+// A tensor with a layout becomes the vector of the elements the calling
+// thread owns, register r at position r (LinearLayout's register order).
+// These helpers compute a thread's coordinates, move distributed values
+// through shared memory, and shuffle across lanes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_COMPILER_GPU_TILETOGPUCOMMON_H
+#define TILE_COMPILER_GPU_TILETOGPUCOMMON_H
+
+#include "compiler/gpu/LinearLayout.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tile {
+
+/// tensor<...xT, #layout> -> vector<N x T> (N: elements per thread).
+class TileGpuTypeConverter : public TypeConverter {
+public:
+  explicit TileGpuTypeConverter(MLIRContext *ctx);
+};
+
+/// What the patterns of one kernel conversion share.
+struct GpuLoweringState {
+  int numWarps = 4;
+  /// Bytes of dynamic shared memory the kernel needs (max over uses: every
+  /// use starts at offset 0 behind a barrier).
+  int64_t sharedMem = 0;
+  void needShared(int64_t bytes) { sharedMem = std::max(sharedMem, bytes); }
+};
+
+/// The pieces a !tile.array kernel argument was expanded into.
+struct ArrayParts {
+  Value ptr;                    // !llvm.ptr<1>
+  SmallVector<Value> extents;   // i64
+  SmallVector<Value> strides;   // i64
+};
+/// Finds the parts of `array` (the result of the entry cast of the kernel).
+FailureOr<ArrayParts> getArrayParts(Value array);
+
+/// Name of the dynamic shared memory symbol in the gpu.module.
+constexpr llvm::StringLiteral kSharedSymbol = "tile_shared";
+
+Value constI32(OpBuilder &b, Location loc, int64_t v);
+Value constI64(OpBuilder &b, Location loc, int64_t v);
+Value threadIdX(OpBuilder &b, Location loc);
+Value laneId(OpBuilder &b, Location loc);
+Value warpId(OpBuilder &b, Location loc);
+
+/// The lane/warp part of this thread's coordinate, per dimension (i32).
+SmallVector<Value> threadCoords(OpBuilder &b, Location loc,
+                                const LinearLayout &layout);
+/// i1: this thread is the first of the replicas that hold its elements
+/// (only it stores, so every element is written once).
+Value isFirstReplica(OpBuilder &b, Location loc, const LinearLayout &layout);
+
+/// Number of leading registers that are consecutive along `dim`.
+int64_t getContiguity(const LinearLayout &layout, unsigned dim);
+
+/// Elements of `vec` and a vector built from scalars.
+SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value vec);
+Value packVector(OpBuilder &b, Location loc, Type vecType, ValueRange elems);
+
+/// Base of the dynamic shared memory buffer (!llvm.ptr<3>).
+Value sharedBase(OpBuilder &b, Location loc);
+void barrier(OpBuilder &b, Location loc);
+
+/// Writes the elements this thread holds (in `layout`) to shared memory at
+/// `base` + sum(coord[d] * strides[d]) elements, vectorized along contiguous
+/// registers. Replicas write the same value, which is harmless.
+void storeShared(OpBuilder &b, Location loc, Value base, ValueRange elems,
+                 Type elemType, const LinearLayout &layout,
+                 ArrayRef<int64_t> strides);
+/// Reads the elements of `layout` from shared memory (stride 0 broadcasts).
+SmallVector<Value> loadShared(OpBuilder &b, Location loc, Value base,
+                              Type elemType, const LinearLayout &layout,
+                              ArrayRef<int64_t> strides);
+/// Row-major strides of `shape`.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape);
+/// Bytes of `type` when stored in memory (i1 as a byte).
+int64_t storageBytes(Type type);
+
+/// Moves `elems` (in layout `from`) into layout `to` of the same shape:
+/// free when the layouts agree, a register permutation when only registers
+/// differ, else through shared memory.
+SmallVector<Value> convertLayout(OpBuilder &b, Location loc, ValueRange elems,
+                                 Type elemType, const LinearLayout &from,
+                                 const LinearLayout &to,
+                                 GpuLoweringState &state);
+
+/// Value of lane (laneId ^ mask) (butterfly shuffle), any scalar type.
+Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned mask);
+
+/// Runs a reduce/scan combiner region on scalars.
+SmallVector<Value> applyCombiner(OpBuilder &b, Location loc, Region &combiner,
+                                 ValueRange acc, ValueRange next);
+
+void populateTileToGpuElementwisePatterns(TypeConverter &converter,
+                                          RewritePatternSet &patterns,
+                                          GpuLoweringState &state);
+void populateTileToGpuMemoryPatterns(TypeConverter &converter,
+                                     RewritePatternSet &patterns,
+                                     GpuLoweringState &state);
+void populateTileToGpuReducePatterns(TypeConverter &converter,
+                                     RewritePatternSet &patterns,
+                                     GpuLoweringState &state);
+void populateTileToGpuShapePatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    GpuLoweringState &state);
+void populateTileToGpuMmaPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns,
+                                  GpuLoweringState &state);
+
+} // namespace mlir::tile
+
+#endif

@@ -1,0 +1,397 @@
+//===- TileToGpuMma.cpp - tile.mma on tensor cores (or FMA) ---------------===//
+//
+// Operands go through shared memory (rows padded by 16 bytes so that the
+// eight row addresses of an ldmatrix fall in distinct banks); each warp then
+// loads its fragments with ldmatrix (16-bit and 8-bit inputs) or scalar
+// loads (tf32) and issues mma.sync m16n8k{16,8,32} into the accumulator,
+// which lives in the #tile.mma layout. Other cases use FMA from shared
+// memory in the accumulator's blocked layout.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/gpu/TileToGpuCommon.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <map>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+Value byteOffset(OpBuilder &b, Location loc, Value base, int64_t bytes) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
+}
+
+Value elemAddress(OpBuilder &b, Location loc, Value base, Type elemType,
+                  Value index) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), elemType, base,
+                             ValueRange{index});
+}
+
+/// Stages `value` (a distributed tile) into shared memory with `strides`.
+void stage(OpBuilder &b, Location loc, Value base, Value value,
+           RankedTensorType type, ArrayRef<int64_t> strides) {
+  FailureOr<LinearLayout> layout = toLinearLayout(type);
+  storeShared(b, loc, base, unpackVector(b, loc, value), type.getElementType(),
+              *layout, strides);
+}
+
+/// The warp part of a coordinate: sum of the set warp bits' bases.
+Value warpCoord(OpBuilder &b, Location loc, Value warp,
+                const LinearLayout &layout, unsigned d) {
+  Value sum = constI32(b, loc, 0);
+  for (auto [bit, basis] : llvm::enumerate(layout.warps)) {
+    if (basis[d] == 0)
+      continue;
+    Value one = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, warp, constI32(b, loc, bit)),
+        constI32(b, loc, 1));
+    sum = arith::OrIOp::create(
+        b, loc, sum,
+        arith::ShLIOp::create(b, loc, one,
+                              constI32(b, loc, llvm::Log2_64(basis[d]))));
+  }
+  return sum;
+}
+
+struct TensorCoreMma {
+  MmaKind kind;
+  int64_t kStep;              // k of one mma.sync
+  NVVM::MMATypes ptxType;
+  Type inType;
+};
+
+struct MmaPattern : OpConversionPattern<MmaOp> {
+  MmaPattern(TypeConverter &converter, MLIRContext *ctx,
+             GpuLoweringState &state)
+      : OpConversionPattern(converter, ctx), state(state) {}
+  GpuLoweringState &state;
+
+  LogicalResult
+  matchAndRewrite(MmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MmaKind kind = getMmaKind(op);
+    auto accType = cast<RankedTensorType>(op.getType());
+    if (kind != MmaKind::Fma && isa<MmaLayoutAttr>(accType.getEncoding()))
+      return lowerTensorCore(op, adaptor, rewriter, kind);
+    return lowerFma(op, adaptor, rewriter);
+  }
+
+  LogicalResult lowerTensorCore(MmaOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter,
+                                MmaKind kind) const {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    auto accType = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
+    if (failed(accLayout))
+      return failure();
+    int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
+            n = bType.getDimSize(1);
+    Type inType = aType.getElementType();
+    int64_t eb = storageBytes(inType);
+    int64_t kStep = kind == MmaKind::TF32 ? 8 : kind == MmaKind::I8 ? 32 : 16;
+    NVVM::MMATypes ptxType = kind == MmaKind::F16    ? NVVM::MMATypes::f16
+                             : kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
+                             : kind == MmaKind::TF32 ? NVVM::MMATypes::tf32
+                                                     : NVVM::MMATypes::s8;
+    // Shared layout: A row-major [m][k + pad]; B row-major [k][n + pad]
+    // (16-bit, tf32) or transposed [n][k + pad] (int8: ldmatrix has no
+    // 8-bit transpose).
+    int64_t pad = 16 / eb;
+    int64_t aStride = k + pad;
+    bool bTransposed = kind == MmaKind::I8;
+    int64_t bStride = bTransposed ? k + pad : n + pad;
+    int64_t aBytes = alignTo16(m * aStride * eb);
+    int64_t bBytes = alignTo16((bTransposed ? n : k) * bStride * eb);
+    state.needShared(aBytes + bBytes);
+    Value base = sharedBase(rewriter, loc);
+    Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
+    barrier(rewriter, loc);
+    stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
+    stage(rewriter, loc, bBase, adaptor.getB(), bType,
+          bTransposed ? SmallVector<int64_t>{1, bStride}
+                      : SmallVector<int64_t>{bStride, 1});
+    barrier(rewriter, loc);
+
+    auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
+    int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
+    int64_t repM = std::max<int64_t>(1, m / (16 * wm));
+    int64_t repN = std::max<int64_t>(1, n / (8 * wn));
+    Value lane = laneId(rewriter, loc), warp = warpId(rewriter, loc);
+    Value rowW = warpCoord(rewriter, loc, warp, *accLayout, 0);
+    Value colW = warpCoord(rewriter, loc, warp, *accLayout, 1);
+    Value lane16 = arith::AndIOp::create(rewriter, loc, lane,
+                                         constI32(rewriter, loc, 15));
+    Value laneHi = arith::ShRUIOp::create(rewriter, loc, lane,
+                                          constI32(rewriter, loc, 4));
+    Value g = arith::ShRUIOp::create(rewriter, loc, lane,
+                                     constI32(rewriter, loc, 2));
+    Value t = arith::AndIOp::create(rewriter, loc, lane,
+                                    constI32(rewriter, loc, 3));
+    Type i32 = rewriter.getI32Type();
+    auto add = [&](Value a, int64_t c) -> Value {
+      return arith::AddIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+    };
+    auto mul = [&](Value a, int64_t c) -> Value {
+      return arith::MulIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+    };
+    auto addV = [&](Value a, Value b) -> Value {
+      return arith::AddIOp::create(rewriter, loc, a, b);
+    };
+    auto ldmatrix = [&](Value addr, int num, NVVM::MMALayout layout) {
+      Type res = num == 1 ? i32
+                          : LLVM::LLVMStructType::getLiteral(
+                                ctx, SmallVector<Type>(num, i32));
+      Value v = NVVM::LdMatrixOp::create(
+          rewriter, loc, res, addr, num, layout,
+          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+      SmallVector<Value> regs;
+      if (num == 1)
+        return SmallVector<Value>{v};
+      for (int i = 0; i < num; ++i)
+        regs.push_back(LLVM::ExtractValueOp::create(rewriter, loc, v,
+                                                    ArrayRef<int64_t>{i}));
+      return regs;
+    };
+    Type f32 = rewriter.getF32Type();
+    auto lds32 = [&](Value regionBase, Value index) -> Value {
+      Value v = LLVM::LoadOp::create(
+          rewriter, loc, f32, elemAddress(rewriter, loc, regionBase, f32, index));
+      return LLVM::BitcastOp::create(rewriter, loc, i32, v);
+    };
+
+    // Accumulator registers by (repM, repN, c), read off the layout.
+    DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
+    for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {
+      auto c = accLayout->regCoord(r);
+      regOf[{c[0], c[1]}] = r;
+    }
+    auto accReg = [&](int64_t i, int64_t j, int64_t c) -> int64_t {
+      int64_t row = 16 * wm * i + 8 * (c >> 1), col = 8 * wn * j + (c & 1);
+      return regOf.lookup({row, col});
+    };
+    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
+    Type accElem = accType.getElementType();
+    Type fragType = kind == MmaKind::F16 ? Type(VectorType::get({2}, inType))
+                                         : Type(i32);
+    auto asFrag = [&](Value reg) -> Value {
+      return reg.getType() == fragType
+                 ? reg
+                 : LLVM::BitcastOp::create(rewriter, loc, fragType, reg)
+                       .getResult();
+    };
+
+    for (int64_t kk = 0; kk < k; kk += kStep) {
+      // A fragments: a0..a3 per row block.
+      SmallVector<SmallVector<Value>> aFrags(repM);
+      for (int64_t i = 0; i < repM; ++i) {
+        Value row = add(rowW, 16 * wm * i);
+        if (kind == MmaKind::TF32) {
+          Value r0 = addV(row, g), r8 = add(addV(row, g), 8);
+          Value c0 = add(t, kk), c4 = add(t, kk + 4);
+          auto at = [&](Value r, Value c) {
+            return lds32(aBase, addV(mul(r, aStride), c));
+          };
+          aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
+          continue;
+        }
+        // Lane l addresses row l%16, column block l/16 (16 bytes each).
+        Value r = addV(row, lane16);
+        Value c = add(mul(laneHi, 16 / eb), kk);
+        Value addr = elemAddress(rewriter, loc, aBase,
+                                 kind == MmaKind::I8 ? rewriter.getI8Type()
+                                                     : inType,
+                                 addV(mul(r, aStride), c));
+        aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
+      }
+      // B fragments: b0, b1 per column block.
+      SmallVector<SmallVector<Value>> bFrags(repN);
+      for (int64_t j = 0; j < repN; ++j) {
+        Value col = add(colW, 8 * wn * j);
+        if (kind == MmaKind::TF32) {
+          Value cn = addV(col, g);
+          auto at = [&](int64_t dk) {
+            return lds32(bBase, addV(mul(add(t, kk + dk), bStride), cn));
+          };
+          bFrags[j] = {at(0), at(4)};
+          continue;
+        }
+        if (kind == MmaKind::I8) {
+          // B^T rows are n: lanes 0-7 give k block 0, lanes 8-15 block 1.
+          Value l8 = arith::AndIOp::create(rewriter, loc, lane,
+                                           constI32(rewriter, loc, 7));
+          Value blk = arith::AndIOp::create(
+              rewriter, loc,
+              arith::ShRUIOp::create(rewriter, loc, lane,
+                                     constI32(rewriter, loc, 3)),
+              constI32(rewriter, loc, 1));
+          Value addr = elemAddress(
+              rewriter, loc, bBase, rewriter.getI8Type(),
+              addV(mul(addV(col, l8), bStride), add(mul(blk, 16), kk)));
+          bFrags[j] = ldmatrix(addr, 2, NVVM::MMALayout::row);
+          continue;
+        }
+        // 16-bit: transposing ldmatrix on row-major B; lanes 0-15 address
+        // k rows kk..kk+15 of column block j.
+        Value addr = elemAddress(rewriter, loc, bBase, inType,
+                                 addV(mul(add(lane16, kk), bStride), col));
+        bFrags[j] = ldmatrix(addr, 2, NVVM::MMALayout::col);
+      }
+      for (int64_t i = 0; i < repM; ++i)
+        for (int64_t j = 0; j < repN; ++j) {
+          SmallVector<Value> a, b, c;
+          for (Value v : aFrags[i])
+            a.push_back(asFrag(v));
+          for (Value v : bFrags[j])
+            b.push_back(asFrag(v));
+          for (int64_t q = 0; q < 4; ++q)
+            c.push_back(acc[accReg(i, j, q)]);
+          Type resType = LLVM::LLVMStructType::getLiteral(
+              ctx, SmallVector<Type>(4, accElem));
+          std::optional<NVVM::MMAIntOverflow> overflow;
+          if (kind == MmaKind::I8)
+            overflow = NVVM::MMAIntOverflow::wrapped;
+          Value res = NVVM::MmaOp::create(
+              rewriter, loc, resType, a, b, c, {16, 8, kStep}, std::nullopt,
+              overflow, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t q = 0; q < 4; ++q)
+            acc[accReg(i, j, q)] = LLVM::ExtractValueOp::create(
+                rewriter, loc, res, ArrayRef<int64_t>{q});
+        }
+    }
+    Type vecType = getTypeConverter()->convertType(accType);
+    rewriter.replaceOp(op, packVector(rewriter, loc, vecType, acc));
+    return success();
+  }
+
+  /// acc[i, j] += sum_k a[i, k] * b[k, j] per accumulator register, operands
+  /// read from shared memory in a loop over k.
+  LogicalResult lowerFma(MmaOp op, OpAdaptor adaptor,
+                         ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    auto accType = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
+    if (failed(accLayout))
+      return failure();
+    unsigned rank = aType.getRank();
+    unsigned o = rank - 2; // batch dims before
+    int64_t k = aType.getDimSize(o + 1);
+    Type inType = aType.getElementType(), accElem = accType.getElementType();
+    // Narrow float accumulators add up in f32.
+    Type compute = accElem;
+    if (isa<FloatType>(accElem) && accElem.getIntOrFloatBitWidth() < 32)
+      compute = rewriter.getF32Type();
+    SmallVector<int64_t> aStrides = rowMajorStrides(aType.getShape());
+    SmallVector<int64_t> bStrides = rowMajorStrides(bType.getShape());
+    int64_t eb = storageBytes(inType);
+    int64_t aBytes = alignTo16(aType.getNumElements() * eb);
+    state.needShared(aBytes + bType.getNumElements() * eb);
+    Value base = sharedBase(rewriter, loc);
+    Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
+    barrier(rewriter, loc);
+    stage(rewriter, loc, aBase, adaptor.getA(), aType, aStrides);
+    stage(rewriter, loc, bBase, adaptor.getB(), bType, bStrides);
+    barrier(rewriter, loc);
+
+    SmallVector<Value> tc = threadCoords(rewriter, loc, *accLayout);
+    SmallVector<Value> init;
+    for (Value v : unpackVector(rewriter, loc, adaptor.getAcc()))
+      init.push_back(compute == accElem
+                         ? v
+                         : arith::ExtFOp::create(rewriter, loc, compute, v)
+                               .getResult());
+    auto extend = [&](OpBuilder &b, Value v) -> Value {
+      if (v.getType() == compute)
+        return v;
+      if (isa<FloatType>(compute))
+        return arith::ExtFOp::create(b, loc, compute, v);
+      return arith::ExtSIOp::create(b, loc, compute, v);
+    };
+    auto loop = scf::ForOp::create(
+        rewriter, loc, constI32(rewriter, loc, 0), constI32(rewriter, loc, k),
+        constI32(rewriter, loc, 1), init,
+        [&](OpBuilder &b, Location l, Value kv, ValueRange carried) {
+          // Offsets of a[..., i, kv] and b[..., kv, j] per register; loads
+          // are shared between registers with one row (column).
+          std::map<std::vector<int64_t>, Value> aCache, bCache;
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {
+            auto rc = accLayout->regCoord(r);
+            Value aOff = arith::MulIOp::create(b, l, kv,
+                                               constI32(b, l, aStrides[o + 1]));
+            Value bOff = arith::MulIOp::create(b, l, kv,
+                                               constI32(b, l, bStrides[o]));
+            std::vector<int64_t> aKey, bKey;
+            for (unsigned d = 0; d < rank; ++d) {
+              Value coord = arith::AddIOp::create(b, l, tc[d],
+                                                  constI32(b, l, rc[d]));
+              if (d < o || d == o) {
+                aOff = arith::AddIOp::create(
+                    b, l, aOff,
+                    arith::MulIOp::create(b, l, coord,
+                                          constI32(b, l, aStrides[d])));
+                aKey.push_back(rc[d]);
+              }
+              if (d < o || d == o + 1) {
+                unsigned bd = d < o ? d : o + 1;
+                bOff = arith::AddIOp::create(
+                    b, l, bOff,
+                    arith::MulIOp::create(b, l, coord,
+                                          constI32(b, l, bStrides[bd])));
+                bKey.push_back(rc[d]);
+              }
+            }
+            Value &av = aCache[aKey];
+            if (!av)
+              av = extend(b, LLVM::LoadOp::create(
+                                 b, l, inType,
+                                 elemAddress(b, l, aBase, inType, aOff)));
+            Value &bv = bCache[bKey];
+            if (!bv)
+              bv = extend(b, LLVM::LoadOp::create(
+                                 b, l, inType,
+                                 elemAddress(b, l, bBase, inType, bOff)));
+            Value c = carried[r];
+            if (isa<FloatType>(compute))
+              next.push_back(math::FmaOp::create(b, l, av, bv, c));
+            else
+              next.push_back(arith::AddIOp::create(
+                  b, l, c, arith::MulIOp::create(b, l, av, bv)));
+          }
+          scf::YieldOp::create(b, l, next);
+        });
+    SmallVector<Value> out;
+    for (Value v : loop.getResults())
+      out.push_back(compute == accElem
+                        ? v
+                        : arith::TruncFOp::create(rewriter, loc, accElem, v)
+                              .getResult());
+    Type vecType = getTypeConverter()->convertType(accType);
+    rewriter.replaceOp(op, packVector(rewriter, loc, vecType, out));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateTileToGpuMmaPatterns(TypeConverter &converter,
+                                              RewritePatternSet &patterns,
+                                              GpuLoweringState &state) {
+  patterns.add<MmaPattern>(converter, patterns.getContext(), state);
+}

@@ -1,0 +1,194 @@
+//===- TileToGpuShape.cpp - broadcast, expand_dims, reshape, permute ------===//
+//
+// Shape ops move no data when the layouts line up (what tile-map-threads
+// aims for): the result's registers are then a selection of the source's.
+// Otherwise the tile goes through shared memory, written in the source's
+// layout and read in the result's, with strides that do the reshaping
+// (stride 0 along broadcast dimensions, permuted strides for permute).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/gpu/TileToGpuCommon.h"
+
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Writes `src` (layout `in`) row-major to shared memory, reads the result
+/// (layout `out`) with `readStrides`.
+Value throughShared(ConversionPatternRewriter &rewriter, Location loc,
+                    Value src, const LinearLayout &in, const LinearLayout &out,
+                    ArrayRef<int64_t> readStrides, Type vecType,
+                    GpuLoweringState &state) {
+  Type elemType = cast<VectorType>(vecType).getElementType();
+  int64_t numElems = 1;
+  for (int64_t s : in.shape)
+    numElems *= s;
+  state.needShared(numElems * storageBytes(elemType));
+  Value base = sharedBase(rewriter, loc);
+  barrier(rewriter, loc);
+  storeShared(rewriter, loc, base, unpackVector(rewriter, loc, src), elemType,
+              in, rowMajorStrides(in.shape));
+  barrier(rewriter, loc);
+  return packVector(rewriter, loc, vecType,
+                    loadShared(rewriter, loc, base, elemType, out, readStrides));
+}
+
+template <typename OpTy>
+struct ShapePattern : OpConversionPattern<OpTy> {
+  ShapePattern(TypeConverter &converter, MLIRContext *ctx,
+               GpuLoweringState &state)
+      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
+  GpuLoweringState &state;
+
+  struct Layouts {
+    LinearLayout in, out;
+    Type vecType;
+  };
+  FailureOr<Layouts> getLayouts(OpTy op) const {
+    auto inType = cast<RankedTensorType>(op.getSrc().getType());
+    auto outType = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> in = toLinearLayout(inType);
+    FailureOr<LinearLayout> out = toLinearLayout(outType);
+    if (failed(in) || failed(out))
+      return failure();
+    return Layouts{*in, *out, this->getTypeConverter()->convertType(outType)};
+  }
+};
+
+struct BroadcastPattern : ShapePattern<BroadcastOp> {
+  using ShapePattern::ShapePattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Layouts> l = getLayouts(op);
+    if (failed(l))
+      return failure();
+    Location loc = op.getLoc();
+    if (l->out.restrictedTo(l->in.shape) == l->in) {
+      // Register r of the result is the source register made of r's bits
+      // whose bases survive the restriction.
+      SmallVector<int64_t> mask;
+      for (int64_t r = 0; r < l->out.getNumRegs(); ++r) {
+        int64_t src = 0, bit = 0;
+        for (auto [i, basis] : llvm::enumerate(l->out.regs)) {
+          bool kept = false;
+          for (unsigned d = 0; d < basis.size(); ++d)
+            kept |= basis[d] != 0 && basis[d] < l->in.shape[d];
+          if (!kept)
+            continue;
+          if (r & (int64_t(1) << i))
+            src |= int64_t(1) << bit;
+          ++bit;
+        }
+        mask.push_back(src);
+      }
+      rewriter.replaceOpWithNewOp<vector::ShuffleOp>(op, adaptor.getSrc(),
+                                                     adaptor.getSrc(), mask);
+      return success();
+    }
+    SmallVector<int64_t> strides = rowMajorStrides(l->in.shape);
+    for (unsigned d = 0; d < strides.size(); ++d)
+      if (l->in.shape[d] == 1)
+        strides[d] = 0;
+    rewriter.replaceOp(op, throughShared(rewriter, loc, adaptor.getSrc(), l->in,
+                                         l->out, strides, l->vecType, state));
+    return success();
+  }
+};
+
+struct ExpandDimsPattern : ShapePattern<ExpandDimsOp> {
+  using ShapePattern::ShapePattern;
+  LogicalResult
+  matchAndRewrite(ExpandDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Layouts> l = getLayouts(op);
+    if (failed(l))
+      return failure();
+    unsigned axis = op.getAxis();
+    if (l->out.sliced(axis) == l->in) {
+      rewriter.replaceOp(op, adaptor.getSrc());
+      return success();
+    }
+    SmallVector<int64_t> strides = rowMajorStrides(l->in.shape);
+    strides.insert(strides.begin() + axis, 0);
+    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(), adaptor.getSrc(),
+                                         l->in, l->out, strides, l->vecType,
+                                         state));
+    return success();
+  }
+};
+
+struct ReshapePattern : ShapePattern<ReshapeOp> {
+  using ShapePattern::ShapePattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Layouts> l = getLayouts(op);
+    if (failed(l))
+      return failure();
+    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(), adaptor.getSrc(),
+                                         l->in, l->out,
+                                         rowMajorStrides(l->out.shape),
+                                         l->vecType, state));
+    return success();
+  }
+};
+
+struct PermutePattern : ShapePattern<PermuteOp> {
+  using ShapePattern::ShapePattern;
+  LogicalResult
+  matchAndRewrite(PermuteOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Layouts> l = getLayouts(op);
+    if (failed(l))
+      return failure();
+    ArrayRef<int64_t> perm = op.getPerm();
+    Location loc = op.getLoc();
+    LinearLayout permuted = l->in.permuted(perm);
+    Type elemType = cast<VectorType>(l->vecType).getElementType();
+    if (permuted.lanes == l->out.lanes && permuted.warps == l->out.warps) {
+      SmallVector<Value> elems = convertLayout(
+          rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
+          elemType, permuted, l->out, state);
+      rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
+      return success();
+    }
+    SmallVector<int64_t> inStrides = rowMajorStrides(l->in.shape), strides;
+    for (int64_t p : perm)
+      strides.push_back(inStrides[p]);
+    rewriter.replaceOp(op, throughShared(rewriter, loc, adaptor.getSrc(), l->in,
+                                         l->out, strides, l->vecType, state));
+    return success();
+  }
+};
+
+struct ConvertLayoutPattern : ShapePattern<ConvertLayoutOp> {
+  using ShapePattern::ShapePattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Layouts> l = getLayouts(op);
+    if (failed(l))
+      return failure();
+    Location loc = op.getLoc();
+    Type elemType = cast<VectorType>(l->vecType).getElementType();
+    SmallVector<Value> elems =
+        convertLayout(rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
+                      elemType, l->in, l->out, state);
+    rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateTileToGpuShapePatterns(TypeConverter &converter,
+                                                RewritePatternSet &patterns,
+                                                GpuLoweringState &state) {
+  patterns.add<BroadcastPattern, ExpandDimsPattern, ReshapePattern,
+               PermutePattern, ConvertLayoutPattern>(
+      converter, patterns.getContext(), state);
+}
