@@ -16,7 +16,20 @@ if _FRONTEND not in sys.path:
     sys.path.insert(0, _FRONTEND)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--tile-reference", action="store_true",
+                     help="run the numerics tests on refinterp.py, a NumPy interpreter of "
+                          "the frontend's IR, instead of tile._tile (checks the frontend "
+                          "alone)")
+
+
 def pytest_configure(config):
+    if config.getoption("--tile-reference"):
+        import importlib
+
+        from refinterp import RefTile
+        backend = importlib.import_module("tile.backend")
+        backend._module, backend._searched = RefTile(), True
     config.addinivalue_line("markers", "gpu: needs the CUDA backend (a GPU and tile._tile)")
     config.addinivalue_line("markers", "numerics: runs kernels through tile._tile on the "
                                        "available backend")
@@ -25,7 +38,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     from tile import backend
 
-    have_tile = backend.find_module_file() is not None
+    have_tile = backend.find_module_file() is not None or \
+        config.getoption("--tile-reference")
     kind = backend.default_backend() if have_tile else None
     no_tile = pytest.mark.skip(reason="_tile module not built")
     no_gpu = pytest.mark.skip(reason="needs the CUDA backend (no usable GPU)")
