@@ -275,6 +275,8 @@ static std::string metaText(const CacheKeyInputs &in, const std::string &key,
   meta["payload_sha256"] = Sha256::hex(e.payload);
   Json stages = Json::array();
   for (const auto &[name, text] : e.stages) {
+    if (!isStageName(name))
+      continue; // not a safe file name: the stage is not kept
     Json s = Json::object();
     s["name"] = name;
     s["size"] = uint64_t(text.size());
@@ -299,9 +301,6 @@ bool DiskCache::discard(const std::string &key) {
 }
 
 bool DiskCache::put(const CacheKeyInputs &in, const CacheEntry &entry) {
-  for (const auto &stage : entry.stages)
-    if (!isStageName(stage.first))
-      return false;
   if (!fs::makeDirs(dir))
     return false;
   std::string key = in.key();
@@ -312,7 +311,8 @@ bool DiskCache::put(const CacheKeyInputs &in, const CacheEntry &entry) {
   bool ok = bool(tmpFd) &&
             fs::writeNewAt(tmpFd.get(), "payload.bin", entry.payload);
   for (const auto &[name, text] : entry.stages)
-    ok = ok && fs::writeNewAt(tmpFd.get(), ("stage." + name).c_str(), text);
+    if (isStageName(name))
+      ok = ok && fs::writeNewAt(tmpFd.get(), ("stage." + name).c_str(), text);
   // meta.json last: an entry without it is incomplete by construction.
   ok = ok && fs::writeNewAt(tmpFd.get(), "meta.json",
                             metaText(in, key, entry));

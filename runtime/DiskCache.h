@@ -48,7 +48,8 @@ struct CacheEntry {
   std::vector<std::string> signature; // Param::str() of each parameter
   std::string payloadKind;            // "cubin", "object", ...
   std::string payload;
-  /// Optional text stages kept for `k.asm` on cache hits.
+  /// Optional text stages kept for `k.asm` on cache hits (only those named
+  /// with [A-Za-z0-9_-]: names become file names).
   std::vector<std::pair<std::string, std::string>> stages;
   /// Backend-specific string attributes.
   std::map<std::string, std::string> attrs;

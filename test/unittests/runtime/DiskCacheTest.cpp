@@ -242,6 +242,17 @@ TEST_F(DiskCacheTest, EntryUnderWrongKeyIsAMiss) {
   EXPECT_FALSE(cache.get(b));
 }
 
+TEST_F(DiskCacheTest, StagesWithUnsafeNamesAreDropped) {
+  DiskCache cache(dir);
+  CacheEntry e = entry("x");
+  e.stages.emplace_back("../escape", "no");
+  e.stages.emplace_back("has.dot", "no");
+  ASSERT_TRUE(cache.put(inputs(), e));
+  auto hit = cache.get(inputs());
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->stages, entry("x").stages);
+}
+
 TEST_F(DiskCacheTest, EvictsLeastRecentlyUsed) {
   auto in = [](const char *name) { return inputs(name); };
   DiskCache probe(dir);

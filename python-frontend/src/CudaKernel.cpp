@@ -1,0 +1,287 @@
+//===- CudaKernel.cpp - _tile.Kernel for CUDA targets ---------------------===//
+//
+// compileCudaKernel first looks the kernel up in the on-disk cache (key: the
+// module's text with locations, the compiler's build identity, the target,
+// the codegen options and ptxas's version); on a hit it compiles nothing. On
+// a miss it runs compileForGpu and stores the cubin. The kernel loads its
+// cubin into a context on its first launch there, through the runtime's
+// dlopen'ed driver.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#include "compiler/Driver.h"
+#include "dialects/tile/TileDialect.h"
+#include "runtime/ArgPack.h"
+#include "runtime/BuildInfo.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/CudaModule.h"
+#include "runtime/DiskCache.h"
+
+#ifdef TILE_HAVE_GPU
+#include "compiler/gpu/GpuTarget.h"
+#endif
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace tile_py;
+namespace rt = tile::runtime;
+
+namespace {
+
+class CudaKernel : public Kernel {
+public:
+  CudaKernel(std::string kernelName, std::string targetName, int warps,
+             int shared, rt::Signature signature, std::string cubin)
+      : plan(std::move(signature)),
+        module(rt::CudaDriver::get(), cubin, kernelName, unsigned(shared)) {
+    name = std::move(kernelName);
+    target = std::move(targetName);
+    numWarps = warps;
+    sharedMem = shared;
+    binaries.emplace_back("cubin", std::move(cubin));
+  }
+
+  void launch(const std::array<int64_t, 3> &grid, const py::tuple &args,
+              uintptr_t stream) override {
+    if (size_t(args.size()) != plan.size())
+      throw LaunchError{"kernel '" + name + "' takes " +
+                        std::to_string(plan.size()) +
+                        " flat argument values, got " +
+                        std::to_string(args.size())};
+    rt::LaunchConfig config;
+    for (int d = 0; d < 3; ++d) {
+      if (grid[d] < 0 || grid[d] > INT32_MAX)
+        throw LaunchError{"kernel '" + name + "': grid dimension " +
+                          std::to_string(d) + " is " +
+                          std::to_string(grid[d])};
+      config.grid[d] = unsigned(grid[d]);
+    }
+    config.block = {unsigned(32 * numWarps), 1, 1};
+    config.sharedMem = unsigned(sharedMem);
+
+    rt::PackedArgs packed(plan);
+    try {
+      for (size_t i = 0; i < plan.size(); ++i)
+        pack(packed, i, args[i].ptr());
+    } catch (const rt::ArgError &e) {
+      throw LaunchError{"kernel '" + name + "': " + e.what()};
+    }
+    try {
+      // Loading a module takes milliseconds and a launch may wait on a full
+      // queue: neither needs the GIL.
+      py::gil_scoped_release release;
+      module.launch(config, reinterpret_cast<rt::cu::CUstream>(stream),
+                    packed.params());
+    } catch (const rt::CudaError &e) {
+      throw LaunchError{e.what()};
+    }
+  }
+
+private:
+  void pack(rt::PackedArgs &packed, size_t i, PyObject *value) {
+    if (PyFloat_Check(value)) {
+      packed.setFloat(i, PyFloat_AS_DOUBLE(value));
+      return;
+    }
+    // ints, bools, and anything with __index__ (NumPy integers)
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value));
+    if (!index) {
+      PyErr_Clear();
+      // NumPy floats and other objects with __float__.
+      double d = PyFloat_AsDouble(value);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw rt::ArgError(plan.describe(i) + ": expected an int or a float, "
+                           "got " + std::string(Py_TYPE(value)->tp_name));
+      }
+      packed.setFloat(i, d);
+      return;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (!overflow) {
+      packed.setInt(i, v);
+      return;
+    }
+    unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw rt::ArgError(plan.describe(i) + ": " +
+                         py::str(index).cast<std::string>() +
+                         " does not fit in 64 bits");
+    }
+    packed.setUInt(i, u);
+  }
+
+  rt::ArgPlan plan;
+  rt::CudaModule module;
+};
+
+/// The parameter list of the module's kernel, as internals.md section 3
+/// lays it out.
+rt::Signature kernelSignature(mlir::ModuleOp module) {
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    if (!func->hasAttr("tile.kernel"))
+      continue;
+    rt::Signature sig;
+    for (mlir::Type type : func.getArgumentTypes()) {
+      if (auto array = llvm::dyn_cast<mlir::tile::ArrayType>(type))
+        sig.push_back({rt::Param::Array, int(array.getRank())});
+      else if (type.isInteger(32))
+        sig.push_back({rt::Param::I32});
+      else if (type.isInteger(64))
+        sig.push_back({rt::Param::I64});
+      else if (type.isF32())
+        sig.push_back({rt::Param::F32});
+      else if (type.isF64())
+        sig.push_back({rt::Param::F64});
+      else {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "error: kernel '" << func.getSymName()
+           << "' has a parameter of type " << type
+           << ", which the CUDA kernel ABI cannot pass\n";
+        throw CompileError{"signature", text, ""};
+      }
+    }
+    return sig;
+  }
+  throw CompileError{"signature", "error: no func.func marked tile.kernel\n",
+                     ""};
+}
+
+/// The version banner of the ptxas that compiles for us: a new ptxas may
+/// emit different code for the same PTX. Run once per ptxas per process.
+std::string ptxasVersion() {
+#ifdef TILE_HAVE_GPU
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::string path = mlir::tile::findPtxas();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = versions.find(path);
+  if (it != versions.end())
+    return it->second;
+  std::string out;
+  std::string quoted = "'";
+  for (char c : path)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  if (FILE *pipe = ::popen((quoted + " --version 2>&1").c_str(), "r")) {
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0)
+      out.append(buf, n);
+    if (::pclose(pipe) != 0)
+      out = "unusable: " + out;
+  }
+  return versions[path] = path + "\n" + out;
+#else
+  return "";
+#endif
+}
+
+/// The codegen options that can change the binary (dump_dir cannot).
+std::string optionsText(const mlir::tile::CompileOptions &opts) {
+  return "num_warps=" + std::to_string(opts.numWarps) +
+         ";opt_level=" + std::to_string(opts.optLevel);
+}
+
+rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
+                            const mlir::tile::CompileOptions &opts) {
+  rt::CacheKeyInputs in;
+  llvm::raw_string_ostream os(in.ir);
+  // With locations: they reach diagnostics, and may reach line info.
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+  in.buildId = rt::buildIdentity();
+  in.target = opts.target;
+  in.options = optionsText(opts);
+  in.toolVersion = ptxasVersion();
+  return in;
+}
+
+bool dumping(const mlir::tile::CompileOptions &opts) {
+  const char *env = std::getenv("TILE_DUMP_DIR");
+  return !opts.dumpDir.empty() || (env && *env);
+}
+
+std::vector<std::string> signatureText(const rt::Signature &sig) {
+  std::vector<std::string> text;
+  for (const rt::Param &p : sig)
+    text.push_back(p.str());
+  return text;
+}
+
+/// The kernel of a cache entry, or null when the entry does not fit.
+std::unique_ptr<Kernel> fromEntry(const rt::CacheEntry &entry,
+                                  const std::string &target,
+                                  rt::Signature sig) {
+  if (entry.payloadKind != "cubin" || entry.signature != signatureText(sig))
+    return nullptr;
+  auto kernel = std::make_unique<CudaKernel>(entry.kernelName, target,
+                                             entry.numWarps, entry.sharedMem,
+                                             std::move(sig), entry.payload);
+  kernel->stages = entry.stages;
+  return kernel;
+}
+
+} // namespace
+
+std::unique_ptr<Kernel>
+tile_py::compileCudaKernel(mlir::ModuleOp module,
+                           const mlir::tile::CompileOptions &opts) {
+#ifdef TILE_HAVE_GPU
+  rt::Signature sig = kernelSignature(module);
+  rt::CacheKeyInputs key = cacheKey(module, opts);
+  rt::DiskCache cache = rt::DiskCache::fromEnvironment();
+  // A dump directory asks for every stage to be written: compile for real.
+  if (!dumping(opts))
+    if (auto entry = cache.get(key))
+      if (auto kernel = fromEntry(*entry, opts.target, sig))
+        return kernel;
+
+  mlir::tile::CompileFailure failure;
+  auto binary = mlir::tile::compileForGpu(module, opts, failure);
+  if (mlir::failed(binary))
+    throw CompileError{failure.stage, failure.message, failure.reproducer};
+
+  rt::CacheEntry entry;
+  entry.kernelName = binary->kernelName;
+  entry.numWarps = binary->numWarps;
+  entry.sharedMem = binary->sharedMem;
+  entry.signature = signatureText(sig);
+  entry.payloadKind = "cubin";
+  entry.payload = binary->cubin;
+  entry.stages.assign(binary->stages.begin(), binary->stages.end());
+  bool hasPtx = false;
+  for (const auto &stage : entry.stages)
+    hasPtx |= stage.first == "ptx";
+  if (!hasPtx)
+    entry.stages.emplace_back("ptx", binary->ptx);
+  cache.put(key, entry); // best effort: a read-only cache only costs time
+
+  auto kernel = std::make_unique<CudaKernel>(
+      binary->kernelName, opts.target, binary->numWarps, binary->sharedMem,
+      std::move(sig), std::move(binary->cubin));
+  kernel->stages = std::move(entry.stages);
+  return kernel;
+#else
+  (void)module;
+  throw CompileError{"target",
+                     "error: target " + opts.target +
+                         " not available: this _tile was built without the "
+                         "GPU backend\n",
+                     ""};
+#endif
+}
+
+int tile_py::cudaDeviceCount() { return rt::CudaDriver::get().deviceCount(); }
