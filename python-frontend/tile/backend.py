@@ -14,6 +14,7 @@ import sys
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _module = None
 _searched = False
+_error = None
 
 
 def _candidates():
@@ -43,23 +44,38 @@ def find_module_file():
 
 def load():
     """The `_tile` module, or None when it is not built. A module that exists
-    but fails to import raises: that is a bug, not an absent module."""
-    global _module, _searched
+    but fails to import raises (every time): that is a bug, not an absent
+    module."""
+    global _module, _searched, _error
     if _module is not None or _searched:
         return _module
+    if _error is not None:
+        raise _error
+    try:
+        if importlib.util.find_spec("tile._tile") is not None:
+            _module = importlib.import_module("tile._tile")
+        else:
+            found = _candidates()
+            if found:
+                _module = _load_file(found[0])
+    except Exception as e:
+        _error = e
+        raise
     _searched = True
-    if importlib.util.find_spec("tile._tile") is not None:
-        _module = importlib.import_module("tile._tile")
-        return _module
-    found = _candidates()
-    if found:
-        loader = importlib.machinery.ExtensionFileLoader("tile._tile", found[0])
-        spec = importlib.util.spec_from_file_location("tile._tile", found[0], loader=loader)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["tile._tile"] = mod
-        loader.exec_module(mod)
-        _module = mod
     return _module
+
+
+def _load_file(path):
+    loader = importlib.machinery.ExtensionFileLoader("tile._tile", path)
+    spec = importlib.util.spec_from_file_location("tile._tile", path, loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["tile._tile"] = mod
+    try:
+        loader.exec_module(mod)
+    except BaseException:
+        del sys.modules["tile._tile"]
+        raise
+    return mod
 
 
 def require(what="launching a kernel"):

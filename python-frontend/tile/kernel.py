@@ -196,10 +196,11 @@ class Kernel:
 
     def _specialize(self, key, need_binary):
         """Traces and (when _tile is present) compiles one key."""
-        backend = self._resolve_backend()
-        target = _backend.target_for(backend) if _backend.load() is not None else backend
         with kernel_scope(self.__name__):
-            text = self._trace(key)
+            text = self._trace(key)  # first: tracing errors need no _tile
+            backend = self._resolve_backend()
+            target = _backend.target_for(backend) if _backend.load() is not None \
+                else backend
             ck = CompiledKernel(self, key, self._constants(key), text, backend, target)
             mod = _backend.require(f"launching kernel '{self.__name__}'") if need_binary \
                 else _backend.load()

@@ -36,8 +36,8 @@ def verify(ir_text):
 
 
 def trace(kernel, *args, **constants):
-    """The kernel's IR for these arguments, verified by tile-opt."""
-    text = kernel.compile(*args, **constants).asm["tile"]
+    """The kernel's IR for these arguments, verified by tile-opt (no _tile)."""
+    text = kernel.trace(*args, **constants)
     verify(text)
     return text
 
