@@ -206,7 +206,7 @@ int mlir::tile::getLayoutNumWarps(Attribute layout) {
 BlockedLayoutAttr
 mlir::tile::getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                                     unsigned contigDim, unsigned elemBits,
-                                    int numWarps) {
+                                    int numWarps, int reducedDim) {
   unsigned rank = shape.size();
   // A rank-0 tile is held like a one-element 1-d tile.
   if (rank == 0)
@@ -225,7 +225,14 @@ mlir::tile::getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
     threads /= tpw[d];
   }
   tpw[order.back()] *= threads;
-  for (unsigned d : order) {
+  SmallVector<unsigned> warpOrder;
+  for (unsigned d : order)
+    if (static_cast<int>(d) != reducedDim)
+      warpOrder.push_back(d);
+  for (unsigned d : order)
+    if (static_cast<int>(d) == reducedDim)
+      warpOrder.push_back(d);
+  for (unsigned d : warpOrder) {
     int64_t room = std::max<int64_t>(1, shape[d] / (spt[d] * tpw[d]));
     wpc[d] = std::min<int64_t>(warps, room);
     warps /= wpc[d];

@@ -60,11 +60,13 @@ int getLayoutNumWarps(Attribute layout);
 
 /// The blocked layout tile-map-threads gives loads: each thread owns 16-byte
 /// runs along `contigDim`, threads and warps fill the contiguous dimension
-/// first.
+/// first. Warps avoid `reducedDim` (when >= 0) while other dimensions have
+/// room, so that reductions along it need no shared memory.
 BlockedLayoutAttr getDefaultBlockedLayout(MLIRContext *ctx,
                                           ArrayRef<int64_t> shape,
                                           unsigned contigDim,
-                                          unsigned elemBits, int numWarps);
+                                          unsigned elemBits, int numWarps,
+                                          int reducedDim = -1);
 
 /// The mma.sync accumulator layout for an MxN tile.
 MmaLayoutAttr getMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,

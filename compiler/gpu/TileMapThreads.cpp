@@ -17,6 +17,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <map>
+
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEMAPTHREADS
 #include "compiler/Passes.h.inc"
@@ -41,8 +43,15 @@ bool isElementwise(Operation *op) {
 
 class LayoutAssigner {
 public:
-  LayoutAssigner(MLIRContext *ctx, int numWarps)
-      : ctx(ctx), numWarps(numWarps) {}
+  LayoutAssigner(MLIRContext *ctx, int numWarps, func::FuncOp func)
+      : ctx(ctx), numWarps(numWarps) {
+    // Tiles of a shape that some reduction reduces: keep warps off that axis.
+    func.walk([&](ReduceOp reduce) {
+      auto type = getTensorType(reduce.getSrcs()[0]);
+      reducedAxis.try_emplace(SmallVector<int64_t>(type.getShape()),
+                              reduce.getAxis());
+    });
+  }
 
   void decide(Region &region) {
     for (Block &block : region)
@@ -57,6 +66,7 @@ private:
   DenseMap<Value, Attribute> layouts;
   DenseMap<Value, bool> rematCache;
   DenseMap<std::pair<Value, Attribute>, Value> clones;
+  std::map<SmallVector<int64_t>, int> reducedAxis;
 
   bool isRemat(Value v);
   Attribute get(Value v) { return layouts.lookup(v); }
@@ -66,8 +76,10 @@ private:
   }
   Attribute defaultLayout(RankedTensorType type, unsigned contigDim) {
     unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    auto it = reducedAxis.find(SmallVector<int64_t>(type.getShape()));
     return getDefaultBlockedLayout(ctx, type.getShape(), contigDim, bits,
-                                   numWarps);
+                                   numWarps,
+                                   it == reducedAxis.end() ? -1 : it->second);
   }
   Attribute defaultLayout(RankedTensorType type) {
     return defaultLayout(type, type.getRank() ? type.getRank() - 1 : 0);
@@ -414,6 +426,85 @@ void LayoutAssigner::materialize(func::FuncOp func) {
   }
 }
 
+/// Cleanup: a convert_layout whose source is computed by a chain of
+/// single-use, layout-agnostic ops (loads, expand_dims, broadcast,
+/// elementwise, constants) is removed by computing the chain in the wanted
+/// layout directly (Triton's backward rematerialization, simplified).
+class ConversionRemover {
+public:
+  explicit ConversionRemover(MLIRContext *ctx) : ctx(ctx) {}
+
+  void run(func::FuncOp func) {
+    SmallVector<ConvertLayoutOp> converts;
+    func.walk([&](ConvertLayoutOp c) { converts.push_back(c); });
+    for (ConvertLayoutOp c : converts) {
+      Attribute want = getTensorType(c.getResult()).getEncoding();
+      if (!canRetype(c.getSrc(), want, 0))
+        continue;
+      retype(c.getSrc(), want);
+      if (c.getSrc().getType() == c.getType()) {
+        c.getResult().replaceAllUsesWith(c.getSrc());
+        c.erase();
+      }
+    }
+  }
+
+private:
+  MLIRContext *ctx;
+
+  Attribute sliceOf(Attribute layout, unsigned axis) {
+    return SliceLayoutAttr::get(ctx, axis, layout);
+  }
+
+  bool canRetype(Value v, Attribute layout, int depth) {
+    Operation *def = v.getDefiningOp();
+    if (depth > 8 || !v.hasOneUse() || !def || def->getNumResults() != 1)
+      return false;
+    if (isa<LoadOp, ConvertLayoutOp, SplatOp, IotaOp>(def))
+      return true;
+    if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+      return dense && dense.isSplat();
+    }
+    if (auto expand = dyn_cast<ExpandDimsOp>(def))
+      return canRetype(expand.getSrc(), sliceOf(layout, expand.getAxis()),
+                       depth + 1);
+    if (auto bcast = dyn_cast<BroadcastOp>(def))
+      return canRetype(bcast.getSrc(), layout, depth + 1);
+    if (isElementwise(def) && isMemoryEffectFree(def))
+      return llvm::all_of(def->getOperands(), [&](Value o) {
+        return !getTensorType(o) || canRetype(o, layout, depth + 1);
+      });
+    return false;
+  }
+
+  void retype(Value v, Attribute layout) {
+    auto type = getTensorType(v);
+    auto newType =
+        RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+    v.setType(newType);
+    Operation *def = v.getDefiningOp();
+    if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+      auto dense = cast<DenseElementsAttr>(cst.getValue());
+      cst.setValueAttr(
+          DenseElementsAttr::get(newType, dense.getSplatValue<Attribute>()));
+    } else if (auto c = dyn_cast<ConvertLayoutOp>(def)) {
+      if (c.getSrc().getType() == newType) {
+        v.replaceAllUsesWith(c.getSrc());
+        c.erase();
+      }
+    } else if (auto expand = dyn_cast<ExpandDimsOp>(def)) {
+      retype(expand.getSrc(), sliceOf(layout, expand.getAxis()));
+    } else if (auto bcast = dyn_cast<BroadcastOp>(def)) {
+      retype(bcast.getSrc(), layout);
+    } else if (isElementwise(def)) {
+      for (Value o : def->getOperands())
+        if (getTensorType(o))
+          retype(o, layout);
+    }
+  }
+};
+
 int64_t maxTileElements(func::FuncOp func) {
   int64_t most = 0;
   func.walk([&](Operation *op) {
@@ -448,9 +539,10 @@ struct TileMapThreadsPass
     module.walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
-      LayoutAssigner assigner(&getContext(), warps);
+      LayoutAssigner assigner(&getContext(), warps, func);
       assigner.decide(func.getBody());
       assigner.materialize(func);
+      ConversionRemover(&getContext()).run(func);
     });
   }
 };

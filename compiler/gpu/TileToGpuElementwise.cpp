@@ -6,7 +6,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -64,8 +64,8 @@ struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
 /// as Triton emits them (2 ulp; much faster than libdevice).
 Value perElementAsm(ConversionPatternRewriter &rewriter, Location loc,
                     Value vec, StringRef asmText,
-                    function_ref<Value(Value)> pre,
-                    function_ref<Value(Value)> post) {
+                    const std::function<Value(Value)> &pre,
+                    const std::function<Value(Value)> &post) {
   SmallVector<Value> out;
   for (Value e : unpackVector(rewriter, loc, vec)) {
     Value in = pre ? pre(e) : e;
