@@ -10,9 +10,16 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace mlir {
+class OpPassManager;
+class PassManager;
+class ScopedDiagnosticHandler;
+} // namespace mlir
 
 namespace mlir::tile {
 
@@ -49,9 +56,61 @@ struct GpuBinary {
 LogicalResult runTileLevelPasses(ModuleOp module, const CompileOptions &opts,
                                  StageList &stages, CompileFailure &failure);
 
+/// The pipeline runTileLevelPasses runs, for named pipelines to reuse.
+void buildTileLevelPipeline(OpPassManager &pm);
+
+/// Runs `pm` on `module` as the compile stage `stage`. On success the IR is
+/// appended to `stages` (and written to the dump dir); on failure `failure`
+/// gets the diagnostics and a reproducer: the stage's input IR, with
+/// locations, headed by the pipeline that failed on it.
+LogicalResult runStage(ModuleOp module, PassManager &pm, StringRef stage,
+                       const CompileOptions &opts, StageList &stages,
+                       CompileFailure &failure);
+
+/// Appends the module's IR to `stages` as `stage` and, with a dump dir (the
+/// option, else $TILE_DUMP_DIR), writes it to <dir>/<kernel>.<stage>.mlir.
+void recordStage(ModuleOp module, StringRef stage, const CompileOptions &opts,
+                 StageList &stages);
+/// The same for a stage's text (LLVM IR, PTX, ...), written to
+/// <dir>/<kernel>.<stage>.<extension>.
+void recordStageText(StringRef kernel, StringRef stage, StringRef extension,
+                     std::string text, const CompileOptions &opts,
+                     StageList &stages);
+
+/// Writes a reproducer: a header naming the stage and the pipeline to replay
+/// with tile-opt, then `input` (IR). It goes to the dump dir when there is
+/// one, else to a fresh temporary file; returns the path ("" on failure).
+std::string writeReproducer(StringRef kernel, StringRef stage,
+                            StringRef pipeline, StringRef input,
+                            const CompileOptions &opts);
+
+/// The name of the module's tile.kernel function ("kernel" if none).
+std::string getKernelName(ModuleOp module);
+
+/// Collects the diagnostics emitted on a context while it lives, one per
+/// line in MLIR's "file:line:col: error: message" form (notes included).
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx);
+  ~DiagnosticCollector();
+  /// The diagnostics so far; clears them.
+  std::string take();
+
+private:
+  std::string text;
+  std::unique_ptr<ScopedDiagnosticHandler> handler;
+};
+
 /// tile IR -> PTX -> cubin (ptxas). Implemented in compiler/gpu/.
 FailureOr<GpuBinary> compileForGpu(ModuleOp module, const CompileOptions &opts,
                                    CompileFailure &failure);
+
+class HostKernel;
+/// tile IR -> host code, JIT-compiled: the tile-level passes, then the host
+/// stages. Implemented in compiler/cpu/ (HostJit.h defines HostKernel).
+FailureOr<std::unique_ptr<HostKernel>>
+compileForCpu(ModuleOp module, const CompileOptions &opts,
+              CompileFailure &failure);
 
 } // namespace mlir::tile
 

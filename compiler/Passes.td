@@ -82,4 +82,56 @@ def TileEmitPtx : Pass<"tile-emit-ptx", "::mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// CPU backend (compiler/cpu/)
+//===----------------------------------------------------------------------===//
+
+def ConvertTileToHost : Pass<"convert-tile-to-host", "::mlir::ModuleOp"> {
+  let summary = "Lower tile IR to host code on tensors and buffers";
+  let description = [{
+    The CPU backend's conversion, run after the tile-level passes. Arrays
+    become strided memrefs (`memref<?x?xT, strided<[?, ?], offset: ?>>`,
+    static where the type proved it); each `tile.kernel` function gains six
+    trailing `i32` arguments (block id x, y, z, then grid size x, y, z) that
+    replace `tile.bid` and `tile.num_blocks`. Loads copy the block into a
+    fresh buffer (a static-size copy when it is fully in bounds, else a fill
+    with the padding and a copy of the part inside the array), stores write
+    back only the in-bounds part, gather/scatter/atomics become per-lane loops
+    with bounds and mask checks (atomics as `memref.atomic_rmw` or
+    `memref.generic_atomic_rmw`), `tile.mma` becomes `linalg.matmul` /
+    `linalg.batch_matmul`, reductions `linalg.reduce` seeded with the first
+    slice, scans loops of `linalg.generic`, shape ops `linalg`/`tensor` ops,
+    and print/assert calls into the host runtime. Elementwise `arith`/`math`
+    on tensors is left for `convert-elementwise-to-linalg`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def TileHostMatmul : Pass<"tile-host-matmul", "::mlir::ModuleOp"> {
+  let summary = "Register-blocked vector code for static matmuls on buffers";
+  let description = [{
+    Rewrites `linalg.matmul` and `linalg.batch_matmul` on memrefs with static
+    shapes and unit inner strides (what `convert-tile-to-host` and
+    bufferization produce for `tile.mma`) into the classic CPU micro-kernel:
+    an `MR x NR` block of the accumulator held in vector registers across the
+    whole `k` loop, updated with `vector.fma` of a broadcast `a` element and a
+    row of `b`. Other matmuls are left for `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", "0",
+           "vector register width in bits (0: the host's, 512 with AVX-512 "
+           "else 256)">,
+    Option<"rows", "rows", "unsigned", "0",
+           "accumulator rows per micro-kernel (0: 8 with 512-bit vectors "
+           "else 4)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
+}
+
 #endif // TILE_COMPILER_PASSES_TD

@@ -2,6 +2,7 @@
 #include "compiler/Registration.h"
 #include "compiler/Passes.h"
 #include "compiler/gpu/GpuPipeline.h"
+#include "compiler/cpu/HostPipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,7 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
   registry.insert<gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
                   vector::VectorDialect>();
   registerGpuLoweringExtensions(registry);
+  registerHostDialects(registry);
 }
 
 void mlir::tile::registerAllPasses() {
@@ -30,5 +32,6 @@ void mlir::tile::registerAllPasses() {
   registerCSEPass();
   registerInlinerPass();
   registerSymbolDCEPass();
+  registerHostPasses();
   registerTileGpuPipelines();
 }

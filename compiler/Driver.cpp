@@ -1,0 +1,215 @@
+//===- Driver.cpp - stages, diagnostics, dumps and reproducers ------------===//
+#include "compiler/Driver.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+/// "file:line:col" of the innermost file location in `loc`, or "".
+static std::string formatLocation(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto flc = dyn_cast<FileLineColLoc>(inner)) {
+      text = (flc.getFilename().getValue() + ":" + Twine(flc.getLine()) + ":" +
+              Twine(flc.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+static StringRef severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Note:
+    return "note";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  llvm_unreachable("unknown severity");
+}
+
+static void formatDiagnostic(Diagnostic &diag, raw_ostream &os) {
+  auto line = [&](Diagnostic &d) {
+    std::string where = formatLocation(d.getLocation());
+    if (!where.empty())
+      os << where << ": ";
+    os << severityName(d.getSeverity()) << ": " << d.str() << "\n";
+  };
+  line(diag);
+  for (Diagnostic &note : diag.getNotes())
+    line(note);
+}
+
+DiagnosticCollector::DiagnosticCollector(MLIRContext *ctx)
+    : handler(std::make_unique<ScopedDiagnosticHandler>(
+          ctx, [this](Diagnostic &diag) {
+            llvm::raw_string_ostream os(text);
+            formatDiagnostic(diag, os);
+            return success();
+          })) {}
+
+DiagnosticCollector::~DiagnosticCollector() = default;
+
+std::string DiagnosticCollector::take() { return std::exchange(text, {}); }
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+std::string tile::getKernelName(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("tile.kernel"))
+      return func.getSymName().str();
+  return "kernel";
+}
+
+static std::string getDumpDir(const CompileOptions &opts) {
+  if (!opts.dumpDir.empty())
+    return opts.dumpDir;
+  if (std::optional<std::string> env = llvm::sys::Process::GetEnv("TILE_DUMP_DIR"))
+    return *env;
+  return {};
+}
+
+static bool writeFile(StringRef path, StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return false;
+  os << text;
+  return !os.has_error();
+}
+
+/// Writes `text` to <dump dir>/<fileName> when there is a dump dir.
+static void dumpFile(const CompileOptions &opts, const Twine &fileName,
+                     StringRef text) {
+  std::string dir = getDumpDir(opts);
+  if (dir.empty() || llvm::sys::fs::create_directories(dir))
+    return;
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, fileName);
+  (void)writeFile(path, text);
+}
+
+void tile::recordStageText(StringRef kernel, StringRef stage,
+                           StringRef extension, std::string text,
+                           const CompileOptions &opts, StageList &stages) {
+  dumpFile(opts, kernel + "." + stage + "." + extension, text);
+  stages.emplace_back(stage.str(), std::move(text));
+}
+
+void tile::recordStage(ModuleOp module, StringRef stage,
+                       const CompileOptions &opts, StageList &stages) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  recordStageText(getKernelName(module), stage, "mlir", std::move(text), opts,
+                  stages);
+}
+
+std::string tile::writeReproducer(StringRef kernel, StringRef stage,
+                                  StringRef pipeline, StringRef input,
+                                  const CompileOptions &opts) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// tile reproducer: the input of stage '" << stage << "' of kernel '"
+     << kernel << "', which failed.\n";
+  if (!pipeline.empty())
+    os << "// Replay: tile-opt '--pass-pipeline=" << pipeline
+       << "' <this file>\n";
+  os << input;
+  SmallString<256> path;
+  std::string dir = getDumpDir(opts);
+  if (!dir.empty() && !llvm::sys::fs::create_directories(dir)) {
+    path = dir;
+    llvm::sys::path::append(path, kernel + "." + stage + ".repro.mlir");
+  } else {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("tile-" + kernel + "-" + stage,
+                                           "mlir", fd, path))
+      return {};
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  return writeFile(path, text) ? path.str().str() : std::string();
+}
+
+namespace {
+/// Remembers which pass failed: passes may fail without a diagnostic.
+struct FailedPassRecorder : PassInstrumentation {
+  explicit FailedPassRecorder(std::string &name) : name(name) {}
+  void runAfterPassFailed(Pass *pass, Operation *) override {
+    if (name.empty())
+      name = pass->getArgument().empty() ? pass->getName().str()
+                                         : pass->getArgument().str();
+  }
+  std::string &name;
+};
+} // namespace
+
+LogicalResult tile::runStage(ModuleOp module, PassManager &pm, StringRef stage,
+                             const CompileOptions &opts, StageList &stages,
+                             CompileFailure &failure) {
+  std::string input;
+  {
+    llvm::raw_string_ostream os(input);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+  }
+  std::string failedPass;
+  pm.addInstrumentation(std::make_unique<FailedPassRecorder>(failedPass));
+  DiagnosticCollector diagnostics(module->getContext());
+  if (succeeded(pm.run(module))) {
+    recordStage(module, stage, opts, stages);
+    return success();
+  }
+  std::string pipeline;
+  {
+    llvm::raw_string_ostream os(pipeline);
+    pm.printAsTextualPipeline(os);
+  }
+  failure.stage = stage.str();
+  failure.message = diagnostics.take();
+  if (failure.message.empty())
+    failure.message = "error: pass '" + failedPass + "' failed in stage '" +
+                      stage.str() + "'\n";
+  failure.reproducer =
+      writeReproducer(getKernelName(module), stage, pipeline, input, opts);
+  return LogicalResult::failure();
+}
+
+void tile::buildTileLevelPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createTileFuse());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+LogicalResult tile::runTileLevelPasses(ModuleOp module,
+                                       const CompileOptions &opts,
+                                       StageList &stages,
+                                       CompileFailure &failure) {
+  recordStage(module, "tile", opts, stages);
+  PassManager pm(module->getContext());
+  buildTileLevelPipeline(pm);
+  return runStage(module, pm, "fused", opts, stages, failure);
+}

@@ -1,0 +1,220 @@
+//===- HostJit.cpp - compile a tile module for the host and run it --------===//
+#include "compiler/cpu/HostJit.h"
+#include "compiler/cpu/HostPipeline.h"
+#include "compiler/cpu/HostRuntime.h"
+#include "compiler/cpu/HostThreadPool.h"
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::tile;
+
+HostKernel::HostKernel() = default;
+HostKernel::~HostKernel() = default;
+
+static void initializeNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// The ABI class of each kernel argument; fails on types the ABI lacks.
+static LogicalResult describeArgs(func::FuncOp func,
+                                  std::vector<HostArg> &args) {
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    HostArg arg;
+    if (auto array = dyn_cast<ArrayType>(type)) {
+      arg.kind = HostArg::Kind::Array;
+      arg.shape.assign(array.getShape().begin(), array.getShape().end());
+      arg.strides.assign(array.getStrides().begin(), array.getStrides().end());
+    } else if (type.isInteger(32)) {
+      arg.kind = HostArg::Kind::I32;
+    } else if (type.isInteger(64)) {
+      arg.kind = HostArg::Kind::I64;
+    } else if (type.isF32()) {
+      arg.kind = HostArg::Kind::F32;
+    } else if (type.isF64()) {
+      arg.kind = HostArg::Kind::F64;
+    } else {
+      return func.emitError() << "argument " << i << " has type " << type
+                              << ", which kernels cannot take (arrays, i32, "
+                                 "i64, f32 and f64 only)";
+    }
+    args.push_back(std::move(arg));
+  }
+  return success();
+}
+
+static std::string errorToString(llvm::Error error) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::logAllUnhandledErrors(std::move(error), os);
+  return text;
+}
+
+FailureOr<std::unique_ptr<HostKernel>>
+tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
+                    CompileFailure &failure) {
+  auto fail = [&](StringRef stage, const Twine &message) {
+    failure.stage = stage.str();
+    failure.message = message.str();
+    return FailureOr<std::unique_ptr<HostKernel>>(LogicalResult::failure());
+  };
+  func::FuncOp func;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr("tile.kernel")) {
+      func = f;
+      break;
+    }
+  if (!func)
+    return fail("tile", "error: the module has no tile.kernel function\n");
+
+  auto kernel = std::make_unique<HostKernel>();
+  kernel->name = func.getSymName().str();
+  {
+    DiagnosticCollector diagnostics(module->getContext());
+    if (failed(describeArgs(func, kernel->args)))
+      return fail("tile", diagnostics.take());
+  }
+  // The packing plan: each packed argument points at a flat slot.
+  int slot = 0;
+  for (const HostArg &arg : kernel->args) {
+    if (arg.kind == HostArg::Kind::Array) {
+      kernel->plan.push_back(slot); // allocated pointer
+      kernel->plan.push_back(slot); // aligned pointer
+      kernel->plan.push_back(-1);   // offset: 0
+      for (unsigned i = 0; i < 2 * arg.rank(); ++i)
+        kernel->plan.push_back(slot + 1 + i);
+    } else {
+      kernel->plan.push_back(slot);
+    }
+    slot += arg.numFlat();
+  }
+  kernel->numFlat = slot;
+
+  if (failed(runTileLevelPasses(module, opts, kernel->stages, failure)))
+    return LogicalResult::failure();
+  for (StringRef stage : getHostStageNames()) {
+    PassManager pm(module->getContext());
+    buildHostStage(pm, stage);
+    if (failed(runStage(module, pm, stage, opts, kernel->stages, failure)))
+      return LogicalResult::failure();
+  }
+
+  initializeNativeTarget();
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return fail("jit", errorToString(tmBuilder.takeError()));
+  unsigned optLevel = std::clamp(opts.optLevel, 0, 3);
+  llvm::CodeGenOptLevel cgLevel = optLevel == 0   ? llvm::CodeGenOptLevel::None
+                                  : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                  : optLevel == 2
+                                      ? llvm::CodeGenOptLevel::Default
+                                      : llvm::CodeGenOptLevel::Aggressive;
+  tmBuilder->setCodeGenOptLevel(cgLevel);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return fail("jit", errorToString(tm.takeError()));
+
+  auto optimize = makeOptimizingTransformer(optLevel, 0, tm->get());
+  std::string optimizedIR;
+  bool keepIR = !opts.dumpDir.empty() || getenv("TILE_DUMP_DIR");
+  auto transformer = [&](llvm::Module *m) -> llvm::Error {
+    if (llvm::Error error = optimize(m))
+      return error;
+    if (keepIR) {
+      llvm::raw_string_ostream os(optimizedIR);
+      m->print(os, nullptr);
+    }
+    return llvm::Error::success();
+  };
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = cgLevel;
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
+  auto engine = ExecutionEngine::create(module, engineOptions, std::move(*tm));
+  if (!engine)
+    return fail("jit", errorToString(engine.takeError()));
+  (*engine)->registerSymbols(getHostRuntimeSymbols);
+  (*engine)->initialize();
+  auto entry = (*engine)->lookupPacked(kernel->name);
+  if (!entry)
+    return fail("jit", errorToString(entry.takeError()));
+  kernel->entry = *entry;
+  kernel->engine = std::move(*engine);
+  if (keepIR)
+    recordStageText(kernel->name, "llvm-ir", "ll", std::move(optimizedIR),
+                    opts, kernel->stages);
+  return kernel;
+}
+
+std::string HostKernel::launch(std::array<int64_t, 3> grid,
+                               const uint64_t *flat) const {
+  // Extents and strides the kernel was specialized for must match.
+  const uint64_t *slot = flat;
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (arg.kind == HostArg::Kind::Array) {
+      auto *dims = reinterpret_cast<const int64_t *>(slot + 1);
+      for (unsigned d = 0; d < arg.rank(); ++d) {
+        if (!ShapedType::isDynamic(arg.shape[d]) && dims[d] != arg.shape[d])
+          return "argument " + std::to_string(i) + ": extent " +
+                 std::to_string(d) + " is " + std::to_string(dims[d]) +
+                 " but the kernel was compiled for " +
+                 std::to_string(arg.shape[d]);
+        int64_t stride = dims[arg.rank() + d];
+        if (!ShapedType::isDynamic(arg.strides[d]) &&
+            stride != arg.strides[d] && dims[d] > 1)
+          return "argument " + std::to_string(i) + ": stride " +
+                 std::to_string(d) + " is " + std::to_string(stride) +
+                 " but the kernel was compiled for " +
+                 std::to_string(arg.strides[d]);
+      }
+    }
+    slot += arg.numFlat();
+  }
+  for (int64_t g : grid)
+    if (g < 0)
+      return "grid dimensions must be non-negative";
+  int64_t total = grid[0] * grid[1] * grid[2];
+  if (total == 0)
+    return {};
+
+  static const int64_t zero = 0;
+  std::vector<void *> packedTemplate;
+  packedTemplate.reserve(plan.size() + 6);
+  for (int s : plan)
+    packedTemplate.push_back(s < 0 ? static_cast<void *>(
+                                         const_cast<int64_t *>(&zero))
+                                   : const_cast<uint64_t *>(flat + s));
+  int32_t sizes[3] = {int32_t(grid[0]), int32_t(grid[1]), int32_t(grid[2])};
+  auto body = [&](int64_t begin, int64_t end) {
+    int32_t bid[3];
+    std::vector<void *> packed(packedTemplate);
+    for (int i = 0; i < 3; ++i)
+      packed.push_back(&bid[i]);
+    for (int i = 0; i < 3; ++i)
+      packed.push_back(&sizes[i]);
+    for (int64_t id = begin; id < end; ++id) {
+      bid[0] = int32_t(id % grid[0]);
+      bid[1] = int32_t((id / grid[0]) % grid[1]);
+      bid[2] = int32_t(id / (grid[0] * grid[1]));
+      entry(packed.data());
+    }
+  };
+  parallelChunks(total, body);
+  return {};
+}

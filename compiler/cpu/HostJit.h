@@ -1,0 +1,81 @@
+//===- HostJit.h - a JIT-compiled tile kernel on the host -------*- C++ -*-===//
+//
+// The CPU ABI (docs/internals.md section 4). After `tile-to-host` the kernel
+// is an LLVM function taking, per argument in signature order,
+//   array of rank r:  ptr allocated, ptr aligned, i64 offset,
+//                     i64 sizes[r], i64 strides[r]   (a memref descriptor)
+//   scalar:           its value (i32, i64, f32, f64)
+// then i32 bid_x, bid_y, bid_z, num_blocks_x, num_blocks_y, num_blocks_z.
+// It runs one block. The JIT calls it through ExecutionEngine's packed
+// wrapper `_mlir_<kernel>(void **args)`, args[i] pointing at argument i.
+//
+// A launch receives the flat argument list of docs/internals.md section 2
+// as 8-byte slots (per array: data pointer, extents, strides in elements;
+// per scalar its value in the slot's low bytes) and points the packed
+// arguments straight into it: both descriptor pointers at the data slot, the
+// offset at a constant zero. Blocks are spread over a pool of threads in
+// chunks of consecutive linear block ids (x fastest).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_COMPILER_CPU_HOSTJIT_H
+#define TILE_COMPILER_CPU_HOSTJIT_H
+
+#include "compiler/Driver.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::tile {
+
+/// One kernel argument as the CPU ABI sees it.
+struct HostArg {
+  enum class Kind : uint8_t { Array, I32, I64, F32, F64 };
+  Kind kind;
+  /// Arrays: extents and strides proven at compile time (kDynamic if not).
+  std::vector<int64_t> shape, strides;
+  unsigned rank() const { return shape.size(); }
+  /// How many flat values the argument takes: 1 + 2 * rank for an array.
+  unsigned numFlat() const {
+    return kind == Kind::Array ? 1 + 2 * rank() : 1;
+  }
+};
+
+class HostKernel {
+public:
+  HostKernel();
+  ~HostKernel();
+
+  const std::string &getName() const { return name; }
+  const StageList &getStages() const { return stages; }
+  const std::vector<HostArg> &getArgs() const { return args; }
+  size_t getNumFlatArgs() const { return numFlat; }
+
+  /// Runs the grid on the flat arguments, packed as described above. Returns
+  /// an error message (empty on success). Safe to call from several threads.
+  std::string launch(std::array<int64_t, 3> grid, const uint64_t *flat) const;
+
+private:
+  friend FailureOr<std::unique_ptr<HostKernel>>
+  compileForCpu(ModuleOp, const CompileOptions &, CompileFailure &);
+
+  std::string name;
+  StageList stages;
+  std::vector<HostArg> args;
+  size_t numFlat = 0;
+  /// For each packed argument before the grid ones: the flat slot it points
+  /// at, or -1 for the constant zero offset.
+  std::vector<int> plan;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+};
+
+} // namespace mlir::tile
+
+#endif // TILE_COMPILER_CPU_HOSTJIT_H

@@ -1,0 +1,481 @@
+//===- HostMemoryPatterns.cpp - tile memory ops to memref/tensor ops ------===//
+//
+// Loads copy their block into a fresh buffer so that the loaded tile never
+// aliases the array (a later store to the same array must not change it).
+// Blocks that are fully in bounds take a static-size copy; the others fill the
+// buffer with the padding and copy the part inside the array. Element-indexed
+// ops check bounds and masks lane by lane.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/cpu/HostPatterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+using namespace mlir::tile::host;
+
+namespace {
+
+/// Where a tile-indexed block sits in its array.
+struct BlockBounds {
+  SmallVector<Value> origin; // index of the block's first element, per dim
+  SmallVector<Value> extent; // the array's extents
+  Value inBounds;            // i1: the whole block lies inside the array
+};
+
+BlockBounds computeBounds(OpBuilder &b, Location loc, Value mem,
+                          ValueRange indices, ArrayRef<int64_t> block) {
+  BlockBounds bounds;
+  Value zero = indexConst(b, loc, 0);
+  bounds.inBounds = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (auto [d, idx] : llvm::enumerate(indices)) {
+    Value origin = arith::MulIOp::create(b, loc, toIndex(b, loc, idx),
+                                         indexConst(b, loc, block[d]));
+    Value extent = memref::DimOp::create(b, loc, mem, d);
+    Value end =
+        arith::AddIOp::create(b, loc, origin, indexConst(b, loc, block[d]));
+    Value lowOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                        origin, zero);
+    Value highOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                         end, extent);
+    bounds.inBounds = arith::AndIOp::create(
+        b, loc, bounds.inBounds, arith::AndIOp::create(b, loc, lowOk, highOk));
+    bounds.origin.push_back(origin);
+    bounds.extent.push_back(extent);
+  }
+  return bounds;
+}
+
+/// The part of a partially out-of-bounds block inside the array: per dim, the
+/// first in-bounds position relative to the block and the number of them.
+struct BlockPart {
+  SmallVector<OpFoldResult> lo, size, arrayOffset;
+};
+
+BlockPart computePart(OpBuilder &b, Location loc, const BlockBounds &bounds,
+                      ArrayRef<int64_t> block) {
+  BlockPart part;
+  Value zero = indexConst(b, loc, 0);
+  for (auto [d, n] : llvm::enumerate(block)) {
+    Value full = indexConst(b, loc, n);
+    auto clamp = [&](Value v) {
+      return arith::MinSIOp::create(b, loc,
+                                    arith::MaxSIOp::create(b, loc, v, zero),
+                                    full);
+    };
+    Value origin = bounds.origin[d];
+    Value lo = clamp(arith::SubIOp::create(b, loc, zero, origin));
+    Value hi =
+        clamp(arith::SubIOp::create(b, loc, bounds.extent[d], origin));
+    Value size = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, hi, lo), zero);
+    part.lo.push_back(lo);
+    part.size.push_back(size);
+    part.arrayOffset.push_back(
+        arith::AddIOp::create(b, loc, origin, lo).getResult());
+  }
+  return part;
+}
+
+SmallVector<OpFoldResult> unitStrides(OpBuilder &b, unsigned rank) {
+  return SmallVector<OpFoldResult>(rank, b.getIndexAttr(1));
+}
+
+SmallVector<OpFoldResult> staticSizes(OpBuilder &b, ArrayRef<int64_t> shape) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t n : shape)
+    sizes.push_back(b.getIndexAttr(n));
+  return sizes;
+}
+
+bool isIdentity(ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (static_cast<int64_t>(i) != p)
+      return false;
+  return true;
+}
+
+/// Copies `src` (block axes) into `dst` (result axes, `dst` axis i being
+/// `src` axis perm[i]).
+void copyBlock(OpBuilder &b, Location loc, Value src, Value dst,
+               ArrayRef<int64_t> perm) {
+  if (isIdentity(perm))
+    linalg::CopyOp::create(b, loc, ValueRange{src}, ValueRange{dst});
+  else
+    linalg::TransposeOp::create(b, loc, src, dst, perm);
+}
+
+struct LoadLowering : OpConversionPattern<LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elem = resultType.getElementType();
+    SmallVector<int64_t> block = op.getBlockShape();
+    SmallVector<int64_t> perm;
+    if (auto order = op.getOrder())
+      perm = llvm::to_vector(*order);
+    else
+      perm = llvm::to_vector(llvm::seq<int64_t>(0, block.size()));
+
+    BlockBounds bounds =
+        computeBounds(rewriter, loc, mem, adaptor.getIndices(), block);
+    auto bufType = MemRefType::get(resultType.getShape(), elem);
+    Value buf = memref::AllocOp::create(rewriter, loc, bufType,
+                                        rewriter.getI64IntegerAttr(64));
+    Value pad;
+    if (auto padding = op.getPaddingAttr())
+      pad = arith::ConstantOp::create(rewriter, loc, elem, padding);
+    else
+      pad = zeroOf(rewriter, loc, elem);
+
+    unsigned rank = block.size();
+    scf::IfOp::create(
+        rewriter, loc, bounds.inBounds,
+        [&](OpBuilder &b, Location loc) {
+          SmallVector<OpFoldResult> offsets(bounds.origin.begin(),
+                                            bounds.origin.end());
+          Value src = memref::SubViewOp::create(b, loc, mem, offsets,
+                                                staticSizes(b, block),
+                                                unitStrides(b, rank));
+          copyBlock(b, loc, src, buf, perm);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &b, Location loc) {
+          linalg::FillOp::create(b, loc, ValueRange{pad}, ValueRange{buf});
+          BlockPart part = computePart(b, loc, bounds, block);
+          Value src = memref::SubViewOp::create(b, loc, mem, part.arrayOffset,
+                                                part.size,
+                                                unitStrides(b, rank));
+          SmallVector<OpFoldResult> dstOffsets, dstSizes;
+          for (int64_t p : perm) {
+            dstOffsets.push_back(part.lo[p]);
+            dstSizes.push_back(part.size[p]);
+          }
+          Value dst = memref::SubViewOp::create(b, loc, buf, dstOffsets,
+                                                dstSizes, unitStrides(b, rank));
+          copyBlock(b, loc, src, dst, perm);
+          scf::YieldOp::create(b, loc);
+        });
+    Value result = bufferization::ToTensorOp::create(
+        rewriter, loc, resultType, buf, /*restrict=*/true, /*writable=*/true);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    Value value = adaptor.getValue();
+    auto valueType = cast<RankedTensorType>(value.getType());
+    ArrayRef<int64_t> block = valueType.getShape();
+    unsigned rank = block.size();
+    BlockBounds bounds =
+        computeBounds(rewriter, loc, mem, adaptor.getIndices(), block);
+    scf::IfOp::create(
+        rewriter, loc, bounds.inBounds,
+        [&](OpBuilder &b, Location loc) {
+          SmallVector<OpFoldResult> offsets(bounds.origin.begin(),
+                                            bounds.origin.end());
+          Value dst = memref::SubViewOp::create(b, loc, mem, offsets,
+                                                staticSizes(b, block),
+                                                unitStrides(b, rank));
+          bufferization::MaterializeInDestinationOp::create(
+              b, loc, Type(), value, dst, /*restrict=*/true,
+              /*writable=*/true);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &b, Location loc) {
+          BlockPart part = computePart(b, loc, bounds, block);
+          Value slice = tensor::ExtractSliceOp::create(
+              b, loc, value, part.lo, part.size, unitStrides(b, rank));
+          Value dst = memref::SubViewOp::create(b, loc, mem, part.arrayOffset,
+                                                part.size,
+                                                unitStrides(b, rank));
+          bufferization::MaterializeInDestinationOp::create(
+              b, loc, Type(), slice, dst, /*restrict=*/true,
+              /*writable=*/true);
+          scf::YieldOp::create(b, loc);
+        });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Element-indexed access
+//===----------------------------------------------------------------------===//
+
+/// One lane of an element-indexed access: its coordinates in the array and
+/// whether it is performed (in bounds and not masked off).
+struct Lane {
+  SmallVector<Value> coords;
+  Value active;
+};
+
+Lane computeLane(OpBuilder &b, Location loc, ValueRange indexTiles,
+                 ArrayRef<Value> extents, Value mask, ValueRange ivs) {
+  Lane lane;
+  Value zero = indexConst(b, loc, 0);
+  lane.active = mask ? tensor::ExtractOp::create(b, loc, mask, ivs).getResult()
+                     : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+  for (auto [d, tile] : llvm::enumerate(indexTiles)) {
+    Value c = toIndex(b, loc, tensor::ExtractOp::create(b, loc, tile, ivs));
+    Value lowOk =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, c, zero);
+    Value highOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, c,
+                                         extents[d]);
+    lane.active = arith::AndIOp::create(
+        b, loc, lane.active, arith::AndIOp::create(b, loc, lowOk, highOk));
+    lane.coords.push_back(c);
+  }
+  return lane;
+}
+
+SmallVector<Value> arrayExtents(OpBuilder &b, Location loc, Value mem) {
+  SmallVector<Value> extents;
+  for (int64_t d = 0, e = cast<MemRefType>(mem.getType()).getRank(); d < e;
+       ++d)
+    extents.push_back(memref::DimOp::create(b, loc, mem, d));
+  return extents;
+}
+
+struct GatherLowering : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    Type elem = getElementTypeOrSelf(op.getType());
+    SmallVector<Value> extents = arrayExtents(rewriter, loc, mem);
+    Value mask = adaptor.getMask(), other = adaptor.getOther();
+    ValueRange indices = adaptor.getIndices();
+    auto gen = tensor::GenerateOp::create(
+        rewriter, loc, op.getType(), ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Lane lane = computeLane(b, loc, indices, extents, mask, ivs);
+          auto ifOp = scf::IfOp::create(
+              b, loc, lane.active,
+              [&](OpBuilder &b, Location loc) {
+                Value v = memref::LoadOp::create(b, loc, mem, lane.coords);
+                scf::YieldOp::create(b, loc, v);
+              },
+              [&](OpBuilder &b, Location loc) {
+                Value v = other ? tensor::ExtractOp::create(b, loc, other, ivs)
+                                      .getResult()
+                                : zeroOf(b, loc, elem);
+                scf::YieldOp::create(b, loc, v);
+              });
+          tensor::YieldOp::create(b, loc, ifOp.getResult(0));
+        });
+    rewriter.replaceOp(op, gen.getResult());
+    return success();
+  }
+};
+
+struct ScatterLowering : OpConversionPattern<ScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    Value value = adaptor.getValue(), mask = adaptor.getMask();
+    SmallVector<Value> extents = arrayExtents(rewriter, loc, mem);
+    ValueRange indices = adaptor.getIndices();
+    auto shape = cast<RankedTensorType>(value.getType()).getShape();
+    buildLoopNest(rewriter, loc, shape,
+                  [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                    Lane lane =
+                        computeLane(b, loc, indices, extents, mask, ivs);
+                    auto ifOp = scf::IfOp::create(b, loc, lane.active);
+                    OpBuilder::InsertionGuard guard(b);
+                    b.setInsertionPointToStart(ifOp.thenBlock());
+                    Value v = tensor::ExtractOp::create(b, loc, value, ivs);
+                    memref::StoreOp::create(b, loc, v, mem, lane.coords);
+                  });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Emits one atomic update of `mem[coords]` and returns the old value.
+Value emitAtomic(OpBuilder &b, Location loc, AtomicKind kind, Value value,
+                 Value mem, ValueRange coords) {
+  Type type = value.getType();
+  bool isFloat = isa<FloatType>(type);
+  std::optional<arith::AtomicRMWKind> simple;
+  switch (kind) {
+  case AtomicKind::add:
+    simple = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+    break;
+  case AtomicKind::max:
+    if (!isFloat)
+      simple = arith::AtomicRMWKind::maxs;
+    break;
+  case AtomicKind::min:
+    if (!isFloat)
+      simple = arith::AtomicRMWKind::mins;
+    break;
+  case AtomicKind::xchg:
+    simple = arith::AtomicRMWKind::assign;
+    break;
+  case AtomicKind::and_:
+    simple = arith::AtomicRMWKind::andi;
+    break;
+  case AtomicKind::or_:
+    simple = arith::AtomicRMWKind::ori;
+    break;
+  case AtomicKind::xor_:
+    break;
+  }
+  if (simple)
+    return memref::AtomicRMWOp::create(b, loc, *simple, value, mem, coords);
+
+  // The rest as a compare-exchange loop with the combination in its body.
+  auto rmw = memref::GenericAtomicRMWOp::create(b, loc, mem, coords);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rmw.getBody());
+  Value current = rmw.getCurrentValue();
+  Value next;
+  if (kind == AtomicKind::max)
+    next = arith::MaximumFOp::create(b, loc, current, value);
+  else if (kind == AtomicKind::min)
+    next = arith::MinimumFOp::create(b, loc, current, value);
+  else
+    next = arith::XOrIOp::create(b, loc, current, value);
+  memref::AtomicYieldOp::create(b, loc, next);
+  return rmw.getResult();
+}
+
+/// Atomics run lane by lane, recording old values in a zero-filled buffer
+/// (lanes not performed read 0).
+template <typename OpTy>
+struct AtomicLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  virtual Value update(OpBuilder &b, Location loc, OpAdaptor adaptor,
+                       Value mem, ValueRange coords, ValueRange ivs) const = 0;
+  virtual Value getMask(OpAdaptor adaptor) const { return Value(); }
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> extents = arrayExtents(rewriter, loc, mem);
+    auto bufType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buf = memref::AllocOp::create(rewriter, loc, bufType,
+                                        rewriter.getI64IntegerAttr(64));
+    linalg::FillOp::create(rewriter, loc,
+                           ValueRange{zeroOf(rewriter, loc,
+                                             type.getElementType())},
+                           ValueRange{buf});
+    Value mask = getMask(adaptor);
+    ValueRange indices = adaptor.getIndices();
+    buildLoopNest(rewriter, loc, type.getShape(),
+                  [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                    Lane lane =
+                        computeLane(b, loc, indices, extents, mask, ivs);
+                    auto ifOp = scf::IfOp::create(b, loc, lane.active);
+                    OpBuilder::InsertionGuard guard(b);
+                    b.setInsertionPointToStart(ifOp.thenBlock());
+                    Value old = update(b, loc, adaptor, mem, lane.coords, ivs);
+                    memref::StoreOp::create(b, loc, old, buf, ivs);
+                  });
+    Value result = bufferization::ToTensorOp::create(
+        rewriter, loc, type, buf, /*restrict=*/true, /*writable=*/true);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct AtomicRMWLowering : AtomicLowering<AtomicRMWOp> {
+  using AtomicLowering::AtomicLowering;
+  Value getMask(OpAdaptor adaptor) const override { return adaptor.getMask(); }
+  Value update(OpBuilder &b, Location loc, OpAdaptor adaptor, Value mem,
+               ValueRange coords, ValueRange ivs) const override {
+    Value v = tensor::ExtractOp::create(b, loc, adaptor.getValue(), ivs);
+    return emitAtomic(b, loc, adaptor.getKind(), v, mem, coords);
+  }
+};
+
+struct AtomicCASLowering : AtomicLowering<AtomicCASOp> {
+  using AtomicLowering::AtomicLowering;
+  Value update(OpBuilder &b, Location loc, OpAdaptor adaptor, Value mem,
+               ValueRange coords, ValueRange ivs) const override {
+    Value cmp = tensor::ExtractOp::create(b, loc, adaptor.getCmp(), ivs);
+    Value v = tensor::ExtractOp::create(b, loc, adaptor.getValue(), ivs);
+    auto rmw = memref::GenericAtomicRMWOp::create(b, loc, mem, coords);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rmw.getBody());
+    Value current = rmw.getCurrentValue();
+    // Compare-and-swap compares bits, also for floats.
+    Value lhs = current, rhs = cmp;
+    if (auto ft = dyn_cast<FloatType>(current.getType())) {
+      Type it = b.getIntegerType(ft.getWidth());
+      lhs = arith::BitcastOp::create(b, loc, it, lhs);
+      rhs = arith::BitcastOp::create(b, loc, it, rhs);
+    }
+    Value eq =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+    memref::AtomicYieldOp::create(
+        b, loc, arith::SelectOp::create(b, loc, eq, v, current));
+    return rmw.getResult();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Array metadata
+//===----------------------------------------------------------------------===//
+
+struct DimLowering : OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value extent = memref::DimOp::create(rewriter, op.getLoc(),
+                                         adaptor.getArray(), op.getDim());
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, op.getType(), extent);
+    return success();
+  }
+};
+
+struct StrideLowering : OpConversionPattern<StrideOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StrideOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto meta = memref::ExtractStridedMetadataOp::create(
+        rewriter, op.getLoc(), adaptor.getArray());
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
+        op, op.getType(), meta.getStrides()[op.getDim()]);
+    return success();
+  }
+};
+
+} // namespace
+
+void host::populateMemoryPatterns(TypeConverter &converter,
+                                  RewritePatternSet &patterns) {
+  patterns.add<LoadLowering, StoreLowering, GatherLowering, ScatterLowering,
+               AtomicRMWLowering, AtomicCASLowering, DimLowering,
+               StrideLowering>(converter, patterns.getContext());
+}

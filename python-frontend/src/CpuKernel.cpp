@@ -1,0 +1,112 @@
+//===- CpuKernel.cpp - _tile.Kernel for the CPU backend -------------------===//
+//
+// The launch path: the flat Python tuple becomes 8-byte slots in the
+// widths the kernel's signature asks for (the packing plan was fixed at
+// compile time), then the blocks run with the GIL released.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#include "compiler/cpu/HostJit.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstring>
+
+using namespace tile_py;
+using mlir::tile::HostArg;
+using mlir::tile::HostKernel;
+
+namespace {
+
+class CpuKernel : public Kernel {
+public:
+  explicit CpuKernel(std::unique_ptr<HostKernel> host) : host(std::move(host)) {
+    name = this->host->getName();
+    target = "cpu";
+    for (const auto &[stage, text] : this->host->getStages())
+      stages.emplace_back(stage, text);
+  }
+
+  void launch(const std::array<int64_t, 3> &grid, const py::tuple &args,
+              uintptr_t) override {
+    size_t n = host->getNumFlatArgs();
+    if (static_cast<size_t>(args.size()) != n)
+      throw LaunchError{"kernel '" + name + "' takes " + std::to_string(n) +
+                        " flat arguments (per array: data pointer, shape, "
+                        "strides; per scalar: its value), got " +
+                        std::to_string(args.size())};
+    llvm::SmallVector<uint64_t, 32> slots(n, 0);
+    size_t pos = 0;
+    for (const HostArg &arg : host->getArgs()) {
+      if (arg.kind == HostArg::Kind::Array) {
+        slots[pos] = reinterpret_cast<uintptr_t>(
+            PyLong_AsVoidPtr(args[pos].ptr()));
+        check(pos, "a data pointer (int)");
+        for (unsigned i = 1; i < arg.numFlat(); ++i)
+          storeInt(slots, args, pos + i, /*bits=*/64);
+      } else if (arg.kind == HostArg::Kind::I32) {
+        storeInt(slots, args, pos, 32);
+      } else if (arg.kind == HostArg::Kind::I64) {
+        storeInt(slots, args, pos, 64);
+      } else {
+        double v = PyFloat_AsDouble(args[pos].ptr());
+        check(pos, "a float");
+        if (arg.kind == HostArg::Kind::F32) {
+          float f = static_cast<float>(v);
+          std::memcpy(&slots[pos], &f, sizeof(f));
+        } else {
+          std::memcpy(&slots[pos], &v, sizeof(v));
+        }
+      }
+      pos += arg.numFlat();
+    }
+    std::string error;
+    {
+      py::gil_scoped_release release;
+      error = host->launch(grid, slots.data());
+    }
+    if (!error.empty())
+      throw LaunchError{"kernel '" + name + "': " + error};
+  }
+
+private:
+  void check(size_t pos, const char *what) const {
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw LaunchError{"kernel '" + name + "': flat argument " +
+                        std::to_string(pos) + " must be " + what};
+    }
+  }
+
+  void storeInt(llvm::SmallVectorImpl<uint64_t> &slots, const py::tuple &args,
+                size_t pos, int bits) const {
+    long long v = PyLong_AsLongLong(args[pos].ptr());
+    check(pos, "an int");
+    if (bits == 32) {
+      if (v < INT32_MIN || v > INT32_MAX)
+        throw LaunchError{"kernel '" + name + "': flat argument " +
+                          std::to_string(pos) + " = " + std::to_string(v) +
+                          " does not fit the kernel's i32"};
+      int32_t narrow = static_cast<int32_t>(v);
+      std::memcpy(&slots[pos], &narrow, sizeof(narrow));
+    } else {
+      int64_t wide = v;
+      std::memcpy(&slots[pos], &wide, sizeof(wide));
+    }
+  }
+
+  std::unique_ptr<HostKernel> host;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel>
+tile_py::compileCpuKernel(mlir::ModuleOp module,
+                          const mlir::tile::CompileOptions &opts) {
+  mlir::tile::CompileFailure failure;
+  auto host = mlir::tile::compileForCpu(module, opts, failure);
+  if (mlir::failed(host))
+    throw CompileError{failure.stage, failure.message, failure.reproducer};
+  return std::make_unique<CpuKernel>(std::move(*host));
+}

@@ -1,0 +1,71 @@
+//===- Kernel.h - the kernel object of the _tile module ---------*- C++ -*-===//
+//
+// `_tile.Kernel` is this abstract class; CpuKernel.cpp and CudaKernel.cpp
+// implement it. docs/internals.md section 2 is the Python-facing contract.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_PY_KERNEL_H
+#define TILE_PY_KERNEL_H
+
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+namespace tile {
+struct CompileOptions;
+} // namespace tile
+} // namespace mlir
+
+namespace tile_py {
+namespace py = pybind11;
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+
+  /// Runs the kernel on `grid` (x, y, z). `args` is the flat tuple: per
+  /// array (data_ptr, *shape, *strides in elements), per scalar its value.
+  /// Throws LaunchError.
+  virtual void launch(const std::array<int64_t, 3> &grid,
+                      const py::tuple &args, uintptr_t stream) = 0;
+
+  /// `Kernel.asm`: every text stage, then the binary ones as bytes.
+  py::dict asmDict() const;
+
+  std::string name;
+  std::string target;
+  int numWarps = 0;
+  int sharedMem = 0;
+  /// Stage name -> IR text, in pipeline order ("tile", "fused", ...).
+  std::vector<std::pair<std::string, std::string>> stages;
+  /// Stage name -> bytes ("cubin").
+  std::vector<std::pair<std::string, std::string>> binaries;
+};
+
+/// Raised as `_tile.CompileError` (.stage, .reproducer, str = diagnostics).
+struct CompileError {
+  std::string stage, message, reproducer;
+};
+/// Raised as `_tile.LaunchError`.
+struct LaunchError {
+  std::string message;
+};
+
+/// The backends. Both run with the GIL released and throw CompileError.
+std::unique_ptr<Kernel> compileCpuKernel(mlir::ModuleOp module,
+                                         const mlir::tile::CompileOptions &opts);
+std::unique_ptr<Kernel> compileCudaKernel(mlir::ModuleOp module,
+                                          const mlir::tile::CompileOptions &opts);
+/// GPUs the CUDA runtime sees (0 without a driver).
+int cudaDeviceCount();
+
+} // namespace tile_py
+
+#endif // TILE_PY_KERNEL_H

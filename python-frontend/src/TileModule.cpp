@@ -1,0 +1,157 @@
+//===- TileModule.cpp - the tile._tile Python module ----------------------===//
+//
+// compile(ir, target, options) -> Kernel, the error types, and device
+// queries; docs/internals.md section 2 is the contract.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#include "compiler/Driver.h"
+#include "compiler/Registration.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <pybind11/eval.h>
+#include <pybind11/stl.h>
+
+using namespace tile_py;
+
+py::dict Kernel::asmDict() const {
+  py::dict d;
+  for (const auto &[stage, text] : stages)
+    d[py::str(stage)] = py::str(text);
+  for (const auto &[stage, bytes] : binaries)
+    d[py::str(stage)] = py::bytes(bytes);
+  return d;
+}
+
+namespace {
+
+const mlir::DialectRegistry &getRegistry() {
+  static const mlir::DialectRegistry *registry = [] {
+    auto *r = new mlir::DialectRegistry();
+    mlir::tile::registerAllDialects(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+mlir::tile::CompileOptions parseOptions(const std::string &target,
+                                        const py::dict &options) {
+  mlir::tile::CompileOptions opts;
+  opts.target = target;
+  if (options.contains("num_warps"))
+    opts.numWarps = options["num_warps"].cast<int>();
+  if (options.contains("opt_level"))
+    opts.optLevel = options["opt_level"].cast<int>();
+  if (options.contains("dump_dir") && !options["dump_dir"].is_none())
+    opts.dumpDir = options["dump_dir"].cast<std::string>();
+  return opts;
+}
+
+std::unique_ptr<Kernel> compile(const std::string &ir,
+                                const std::string &target,
+                                const py::dict &options) {
+  mlir::tile::CompileOptions opts = parseOptions(target, options);
+  py::gil_scoped_release release;
+  if (target != "cpu" && target.rfind("sm_", 0) != 0)
+    throw CompileError{"target",
+                       "error: unknown target '" + target +
+                           "' (expected cpu, sm_80 or sm_90)\n",
+                       ""};
+  // One context per compile: compiles may run concurrently, and nothing in
+  // the compiled kernel refers back to the IR.
+  mlir::MLIRContext ctx(getRegistry(),
+                        mlir::MLIRContext::Threading::DISABLED);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  {
+    mlir::tile::DiagnosticCollector diagnostics(&ctx);
+    module = mlir::parseSourceString<mlir::ModuleOp>(
+        ir, mlir::ParserConfig(&ctx), "<tile ir>");
+    if (!module) {
+      std::string repro =
+          mlir::tile::writeReproducer("kernel", "parse", "", ir, opts);
+      throw CompileError{"parse", diagnostics.take(), repro};
+    }
+  }
+  if (target == "cpu")
+    return compileCpuKernel(*module, opts);
+  return compileCudaKernel(*module, opts);
+}
+
+/// The exception types, defined in Python so that they carry attributes.
+const char *kErrorsSource = R"py(
+class CompileError(RuntimeError):
+    """Compilation failed: .stage is the failing stage, .reproducer the path
+    of a .mlir that reproduces it, str() the diagnostics."""
+    def __init__(self, message="", stage="", reproducer=""):
+        super().__init__(message)
+        self.stage = stage
+        self.reproducer = reproducer
+
+class LaunchError(RuntimeError):
+    """A kernel could not be launched (bad arguments, driver errors)."""
+)py";
+
+// The Python exception types, owned by the module's attributes.
+PyObject *compileErrorType = nullptr;
+PyObject *launchErrorType = nullptr;
+
+void translateErrors(std::exception_ptr p) {
+  try {
+    if (p)
+      std::rethrow_exception(p);
+  } catch (const CompileError &e) {
+    py::object error = py::reinterpret_borrow<py::object>(compileErrorType)(
+        e.message, e.stage, e.reproducer);
+    PyErr_SetObject(compileErrorType, error.ptr());
+  } catch (const LaunchError &e) {
+    PyErr_SetString(launchErrorType, e.message.c_str());
+  }
+}
+
+} // namespace
+
+PYBIND11_MODULE(_tile, m) {
+  m.doc() = "tile's compiler and runtime: compile tile IR, launch kernels";
+
+  py::dict scope;
+  scope["__name__"] = "tile._tile";
+  scope["__builtins__"] = py::module_::import("builtins");
+  py::exec(kErrorsSource, scope);
+  py::object compileError = scope["CompileError"];
+  py::object launchError = scope["LaunchError"];
+  m.attr("CompileError") = compileError;
+  m.attr("LaunchError") = launchError;
+
+  compileErrorType = compileError.ptr();
+  launchErrorType = launchError.ptr();
+  py::register_exception_translator(&translateErrors);
+
+  py::class_<Kernel>(m, "Kernel")
+      .def_readonly("name", &Kernel::name)
+      .def_readonly("target", &Kernel::target)
+      .def_readonly("num_warps", &Kernel::numWarps)
+      .def_readonly("shared_mem", &Kernel::sharedMem)
+      .def_property_readonly("asm", &Kernel::asmDict)
+      .def(
+          "launch",
+          [](Kernel &k, const std::array<int64_t, 3> &grid,
+             const py::tuple &args, uintptr_t stream) {
+            k.launch(grid, args, stream);
+          },
+          py::arg("grid"), py::arg("args"), py::arg("stream") = 0)
+      .def("__repr__", [](const Kernel &k) {
+        return "<_tile.Kernel " + k.name + " for " + k.target + ">";
+      });
+
+  m.def("compile", &compile, py::arg("ir"), py::arg("target") = "cpu",
+        py::arg("options") = py::dict(),
+        "Compiles the tile IR text of one kernel for `target` ('cpu', "
+        "'sm_80', 'sm_90'); raises CompileError.");
+  m.def("cuda_device_count", &cudaDeviceCount,
+        "Number of CUDA devices (0 without a driver).");
+}
