@@ -34,6 +34,29 @@ from .reduce import (argmax, argmin, cumprod, cumsum, matmul, max, min, mma, pro
 
 __version__ = "0.1.0"
 
+__all__ = [
+    # kernels
+    "kernel", "launch", "Kernel", "CompiledKernel", "Constant", "constexpr", "range",
+    "cdiv", "default_backend",
+    # values and dtypes
+    "Tile", "Scalar", "Array", "DType", "bool_", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
+    "float8_e4m3fn", "float8_e5m2", "inf", "nan",
+    # blocks, creation, memory
+    "bid", "num_blocks", "zeros", "ones", "full", "arange", "load", "store", "gather",
+    "scatter", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
+    "atomic_and", "atomic_or", "atomic_xor",
+    # elementwise
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "sigmoid",
+    "abs", "floor", "ceil", "maximum", "minimum", "where", "fma", "astype",
+    # shapes, reductions, products
+    "expand_dims", "broadcast_to", "reshape", "permute", "transpose", "sum", "max", "min",
+    "prod", "argmax", "argmin", "cumsum", "cumprod", "reduce", "scan", "mma", "matmul",
+    # debugging and errors
+    "device_print", "device_assert", "TileError", "TileTypeError", "TileShapeError",
+    "TileCompileError", "TileLaunchError",
+]
+
 
 def transpose(t, axes=None):
     """Reverses the axes of `t` (swaps them for 2-d), or permutes by `axes`."""

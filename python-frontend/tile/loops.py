@@ -17,7 +17,9 @@ from . import dtypes as D
 from . import ir
 from .errors import TileTypeError, user_location
 from .language import Scalar, Tile, Value, broadcast_shapes, materialize, to_i32_scalar
-from .rewrite import UNDEF, grab, rewritten  # noqa: F401  (grab: used by rewritten code)
+from .rewrite import UNDEF, grab, rewritten
+
+__all__ = ["range", "call", "for_", "grab", "UNDEF", "RUNTIME"]  # grab: for rewritten code
 
 _MAX_PROBES = 6
 

@@ -2,14 +2,13 @@
 (gather/scatter) and atomics."""
 
 import math
-import numbers
 
 from . import dtypes as D
 from .errors import TileShapeError, TileTypeError
 from .ir import builder, tensor_type
 from .language import (Array, Tile, Value, as_operand, broadcast_shapes, cast,
-                       check_shape, constant, expand_dims, literal, materialize,
-                       shape_of, to_i32_scalar)
+                       check_shape, constant, literal, materialize, shape_of,
+                       to_i32_scalar)
 
 
 def _array(A, fn):

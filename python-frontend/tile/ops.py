@@ -173,10 +173,7 @@ def where(cond, a, b):
         return a if cond else b
     if cond.dtype.kind != D.KIND_BOOL:
         cond = cast(cond, D.bool_)
-    if not isinstance(a, Value) and not isinstance(b, Value):
-        dt = common_dtype([a, b])
-    else:
-        dt = common_dtype([v for v in (a, b)])
+    dt = common_dtype([a, b])
     shape = broadcast_shapes(shape_of(cond), shape_of(a), shape_of(b))
     C = materialize(cond, D.bool_, shape)
     A, B = materialize(a, dt, shape), materialize(b, dt, shape)

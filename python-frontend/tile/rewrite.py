@@ -134,9 +134,6 @@ class _Stores(ast.NodeVisitor):
 
     visit_Yield = visit_YieldFrom = visit_Await = visit_Return
 
-    def visit_Try(self, node):
-        self.generic_visit(node)
-
     def visit_ExceptHandler(self, node):
         if node.name:
             self._add(node.name)

@@ -63,7 +63,7 @@ def defined_inside(x, out, n, B: tile.Constant[int]):
     for k in tile.range(n):
         last = tile.load(x, index=(k,), shape=(B,))
         scratch = last * 2.0  # never used after the loop: not carried
-        del_me = scratch + 1.0
+        tile.store(out, index=(k,), tile=scratch)
     tile.store(out, index=(0,), tile=last + k)
 
 
