@@ -98,7 +98,18 @@ class CompiledKernel:
             stream = sf() if sf is not None else 0
         elif stream.__class__ is not int:
             stream = interop.stream_of(stream)
-        self._launch(grid, tuple(flat), stream)
+        try:
+            self._launch(grid, tuple(flat), stream)
+        except Exception as e:
+            raise self._launch_error(e) from None
+
+    def _launch_error(self, e):
+        if isinstance(e, TileError):
+            return e
+        return TileLaunchError(f"the launch failed: {type(e).__name__}: {e}",
+                               "check the arguments and the grid; driver errors can "
+                               "come from an earlier asynchronous launch",
+                               kernel=self.name, location=user_location())
 
     def _grid3(self, grid):
         g = grid
@@ -231,10 +242,12 @@ class Kernel:
         diags = str(e)
         hit = first_python_diagnostic(diags)
         loc = (hit[0], hit[1], 0) if hit else self._def_location()
-        what = hit[2] if hit else (diags.strip().splitlines() or ["compilation failed"])[0]
+        lines = diags.strip().splitlines() or ["compilation failed"]
+        what = hit[2] if hit else lines[0]
         msg = f"compilation failed in stage '{stage}': {what}"
-        if diags.strip() and (not hit or diags.strip() != what):
-            msg += "\n" + diags.strip()
+        rest = diags.strip() if hit else "\n".join(lines[1:])
+        if rest and rest != what:
+            msg += "\n" + rest
         hint = ("this is a compiler bug if the kernel is valid; rerun the stage with "
                 f"tilec/tile-opt on the reproducer {repro}" if repro else
                 "set TILE_DUMP_DIR to keep every stage's IR for a bug report")

@@ -296,3 +296,19 @@ def test_reserved_parameter_name():
         @tile.kernel
         def k(x, stream):
             pass
+
+
+def test_driver_errors_become_launch_errors(fake):
+    k = tile.kernel(two_args.fn)
+    k.compile(F32, F32, BLOCK=16)
+
+    def boom(grid, args, stream=0):
+        raise RuntimeError("CUDA_ERROR_INVALID_VALUE")
+
+    fake.compiled[-1].launch = boom
+    ck = next(iter(k.cache.values()))
+    ck._launch = boom
+    with pytest.raises(tile.TileLaunchError) as e:
+        k[(1,)](F32, F32, BLOCK=16)  # @call
+    check(e.value, "two_args", test_driver_errors_become_launch_errors, "@call")
+    assert "CUDA_ERROR_INVALID_VALUE" in str(e.value)
