@@ -30,7 +30,7 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ValueRange inputs{adaptor.getA(), adaptor.getB()};
+    SmallVector<Value> inputs{adaptor.getA(), adaptor.getB()};
     Value acc = adaptor.getAcc();
     Operation *mm;
     if (cast<RankedTensorType>(acc.getType()).getRank() == 2)

@@ -7,10 +7,12 @@
 #include "dialects/tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -65,6 +67,102 @@ static std::string errorToString(llvm::Error error) {
   return text;
 }
 
+/// Adds `_mlir_<name>(void **args)`, which loads each argument of `name`
+/// through args[i] and calls it (mlir::ExecutionEngine's packed interface).
+static void addPackedWrapper(llvm::Module &module, StringRef name) {
+  llvm::Function *kernel = module.getFunction(name);
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::IRBuilder<> b(ctx);
+  llvm::Type *ptr = b.getPtrTy();
+  auto *wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "_mlir_" + name, module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  SmallVector<llvm::Value *> args;
+  for (llvm::Argument &arg : kernel->args()) {
+    llvm::Value *slot =
+        b.CreateGEP(ptr, wrapper->getArg(0), b.getInt64(arg.getArgNo()));
+    args.push_back(b.CreateLoad(arg.getType(), b.CreateLoad(ptr, slot)));
+  }
+  b.CreateCall(kernel, args);
+  b.CreateRetVoid();
+}
+
+/// LLVM dialect -> LLVM IR -> optimized -> machine code in an LLJIT with the
+/// host runtime's symbols and the process's (malloc, libm, ...).
+static LogicalResult jitCompile(ModuleOp module, StringRef name,
+                                const CompileOptions &opts, StageList &stages,
+                                std::unique_ptr<llvm::orc::LLJIT> &result,
+                                void (*&entryPoint)(void **),
+                                std::string &error) {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    error = errorToString(jtmb.takeError());
+    return failure();
+  }
+  unsigned optLevel = std::clamp(opts.optLevel, 0, 3);
+  jtmb->setCodeGenOptLevel(optLevel == 0   ? llvm::CodeGenOptLevel::None
+                           : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                           : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                           : llvm::CodeGenOptLevel::Aggressive);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm) {
+    error = errorToString(tm.takeError());
+    return failure();
+  }
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  if (!jit) {
+    error = errorToString(jit.takeError());
+    return failure();
+  }
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(),
+                                      (*jit)->getDataLayout());
+  if (llvm::Error err =
+          main.define(llvm::orc::absoluteSymbols(getHostRuntimeSymbols(mangle)))) {
+    error = errorToString(std::move(err));
+    return failure();
+  }
+
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    DiagnosticCollector diagnostics(module->getContext());
+    llvmModule = translateModuleToLLVMIR(module, *llvmContext, name);
+    if (!llvmModule) {
+      error = diagnostics.take();
+      return failure();
+    }
+  }
+  llvmModule->setDataLayout((*jit)->getDataLayout());
+  llvmModule->setTargetTriple((*jit)->getTargetTriple());
+  addPackedWrapper(*llvmModule, name);
+  if (llvm::Error err =
+          makeOptimizingTransformer(optLevel, 0, tm->get())(llvmModule.get())) {
+    error = errorToString(std::move(err));
+    return failure();
+  }
+  if (!opts.dumpDir.empty() || getenv("TILE_DUMP_DIR")) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    recordStageText(name, "llvm-ir", "ll", std::move(text), opts, stages);
+  }
+  if (llvm::Error err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
+          std::move(llvmModule), std::move(llvmContext)))) {
+    error = errorToString(std::move(err));
+    return failure();
+  }
+  auto entry = (*jit)->lookup(("_mlir_" + name).str());
+  if (!entry) {
+    error = errorToString(entry.takeError());
+    return failure();
+  }
+  entryPoint = entry->toPtr<void (*)(void **)>();
+  result = std::move(*jit);
+  return success();
+}
+
 FailureOr<std::unique_ptr<HostKernel>>
 tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
                     CompileFailure &failure) {
@@ -115,50 +213,10 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
   }
 
   initializeNativeTarget();
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder)
-    return fail("jit", errorToString(tmBuilder.takeError()));
-  unsigned optLevel = std::clamp(opts.optLevel, 0, 3);
-  llvm::CodeGenOptLevel cgLevel = optLevel == 0   ? llvm::CodeGenOptLevel::None
-                                  : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-                                  : optLevel == 2
-                                      ? llvm::CodeGenOptLevel::Default
-                                      : llvm::CodeGenOptLevel::Aggressive;
-  tmBuilder->setCodeGenOptLevel(cgLevel);
-  auto tm = tmBuilder->createTargetMachine();
-  if (!tm)
-    return fail("jit", errorToString(tm.takeError()));
-
-  auto optimize = makeOptimizingTransformer(optLevel, 0, tm->get());
-  std::string optimizedIR;
-  bool keepIR = !opts.dumpDir.empty() || getenv("TILE_DUMP_DIR");
-  auto transformer = [&](llvm::Module *m) -> llvm::Error {
-    if (llvm::Error error = optimize(m))
-      return error;
-    if (keepIR) {
-      llvm::raw_string_ostream os(optimizedIR);
-      m->print(os, nullptr);
-    }
-    return llvm::Error::success();
-  };
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = cgLevel;
-  engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(module, engineOptions, std::move(*tm));
-  if (!engine)
-    return fail("jit", errorToString(engine.takeError()));
-  (*engine)->registerSymbols(getHostRuntimeSymbols);
-  (*engine)->initialize();
-  auto entry = (*engine)->lookupPacked(kernel->name);
-  if (!entry)
-    return fail("jit", errorToString(entry.takeError()));
-  kernel->entry = *entry;
-  kernel->engine = std::move(*engine);
-  if (keepIR)
-    recordStageText(kernel->name, "llvm-ir", "ll", std::move(optimizedIR),
-                    opts, kernel->stages);
+  std::string error;
+  if (failed(jitCompile(module, kernel->name, opts, kernel->stages,
+                        kernel->jit, kernel->entry, error)))
+    return fail("jit", error);
   return kernel;
 }
 

@@ -6,8 +6,9 @@
 //                     i64 sizes[r], i64 strides[r]   (a memref descriptor)
 //   scalar:           its value (i32, i64, f32, f64)
 // then i32 bid_x, bid_y, bid_z, num_blocks_x, num_blocks_y, num_blocks_z.
-// It runs one block. The JIT calls it through ExecutionEngine's packed
-// wrapper `_mlir_<kernel>(void **args)`, args[i] pointing at argument i.
+// It runs one block. The JIT (LLVM ORC) adds a packed wrapper
+// `_mlir_<kernel>(void **args)`, args[i] pointing at argument i, as
+// mlir::ExecutionEngine does, and calls that.
 //
 // A launch receives the flat argument list of docs/internals.md section 2
 // as 8-byte slots (per array: data pointer, extents, strides in elements;
@@ -28,9 +29,9 @@
 #include <string>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-} // namespace mlir
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
 
 namespace mlir::tile {
 
@@ -72,7 +73,7 @@ private:
   /// For each packed argument before the grid ones: the flat slot it points
   /// at, or -1 for the constant zero offset.
   std::vector<int> plan;
-  std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*entry)(void **) = nullptr;
 };
 
