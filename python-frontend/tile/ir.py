@@ -27,12 +27,17 @@ def builder(what="this function"):
 
 
 class Block:
-    __slots__ = ("lines", "consts", "parent")
+    """Lines of one region's block. Constants are reused from enclosing
+    blocks, except in isolated ones (reduce/scan combiners, which backends
+    clone as self-contained scalar code)."""
 
-    def __init__(self, parent):
+    __slots__ = ("lines", "consts", "parent", "isolated")
+
+    def __init__(self, parent, isolated=False):
         self.lines = []
         self.consts = {}
         self.parent = parent
+        self.isolated = isolated
 
     def lookup_const(self, key):
         b = self
@@ -40,7 +45,7 @@ class Block:
             name = b.consts.get(key)
             if name is not None:
                 return name
-            b = b.parent
+            b = None if b.isolated else b.parent
         return None
 
 
@@ -82,8 +87,8 @@ class Builder:
         self.counter += 1
         return f"%{self.counter}"
 
-    def push(self):
-        self.block = Block(self.block)
+    def push(self, isolated=False):
+        self.block = Block(self.block, isolated)
         return self.block
 
     def pop(self):

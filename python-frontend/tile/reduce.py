@@ -17,7 +17,7 @@ from .ops import where, zeros
 
 def _combiner_region(b, srcs, combine):
     """The `^bb0(...)` block of a reduce/scan combiner, as lines."""
-    b.push()
+    b.push(isolated=True)
     # (accumulated..., new...) scalars
     args = [Scalar(b.fresh(), s.dtype) for s in srcs]
     args += [Scalar(b.fresh(), s.dtype) for s in srcs]

@@ -508,3 +508,20 @@ def test_compile_returns_asm_with_tile_stage():
     assert "tile" in ck.asm and ck.asm["tile"] == ck.ir
     assert ck.name == "vadd"
     assert re.search(r"tensor<64xf32>", ck.asm["tile"])
+
+
+def test_combiners_are_self_contained():
+    """Constants a combiner needs are defined inside it, not taken from the
+    function body (backends clone combiners as scalar code)."""
+    @tile.kernel
+    def k(x, out):
+        t = tile.load(x, index=(0,), shape=(16,))
+        m = ~(t > 0)                      # an outer `arith.constant true`
+        tile.store(out, index=(0,), tile=tile.where(m, t, 0.0) + tile.argmax(t))
+
+    ir = trace(k, F32, F32)
+    body = ir[ir.index("tile.reduce"):]
+    body = body[:body.index("tile.yield")]
+    defined = set(re.findall(r"(%\d+) = ", body)) | set(re.findall(r"(%\d+): ", body))
+    used = set(re.findall(r"(%\d+)(?![\d:])", body.split("{", 1)[1]))
+    assert used <= defined, used - defined

@@ -6,6 +6,7 @@ import inspect
 import os
 import re
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -29,8 +30,15 @@ def verify(ir_text):
         pytest.fail("tile-opt not found: set TILE_OPT or build it: cmake -G Ninja -B "
                     "build-fe -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir "
                     "-DTILE_BUILD_PYTHON=OFF . && ninja -C build-fe tile-opt")
-    r = subprocess.run([path, "-"], input=ir_text, capture_output=True, text=True,
-                       timeout=60)
+    for attempt in range(5):  # a build may be relinking the binary right now
+        try:
+            r = subprocess.run([path, "-"], input=ir_text, capture_output=True, text=True,
+                               timeout=60)
+            break
+        except OSError:
+            if attempt == 4:
+                raise
+            time.sleep(2)
     assert r.returncode == 0, f"tile-opt rejected the IR:\n{r.stderr}\n--- IR ---\n{ir_text}"
     return r.stdout
 
