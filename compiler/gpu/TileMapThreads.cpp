@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/gpu/LinearLayout.h"
+#include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -452,6 +453,23 @@ public:
 private:
   MLIRContext *ctx;
 
+  /// A load may change layout if its accesses stay as wide.
+  bool keepsVectorWidth(LoadOp load, Attribute layout) {
+    auto type = getTensorType(load.getResult());
+    unsigned rank = type.getRank(), contig = rank - 1;
+    if (auto order = load.getOrder())
+      for (auto [i, o] : llvm::enumerate(*order))
+        if (o == static_cast<int64_t>(rank - 1))
+          contig = i;
+    FailureOr<LinearLayout> have = toLinearLayout(type);
+    FailureOr<LinearLayout> want = toLinearLayout(layout, type.getShape());
+    if (failed(have) || failed(want) || rank == 0)
+      return false;
+    int64_t limit = 128 / std::max(8u, type.getElementType().getIntOrFloatBitWidth());
+    return std::min(getContiguity(*want, contig), limit) >=
+           std::min(getContiguity(*have, contig), limit);
+  }
+
   Attribute sliceOf(Attribute layout, unsigned axis) {
     return SliceLayoutAttr::get(ctx, axis, layout);
   }
@@ -460,7 +478,9 @@ private:
     Operation *def = v.getDefiningOp();
     if (depth > 8 || !v.hasOneUse() || !def || def->getNumResults() != 1)
       return false;
-    if (isa<LoadOp, ConvertLayoutOp, SplatOp, IotaOp>(def))
+    if (auto load = dyn_cast<LoadOp>(def))
+      return keepsVectorWidth(load, layout);
+    if (isa<ConvertLayoutOp, SplatOp, IotaOp>(def))
       return true;
     if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
       auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());

@@ -14,6 +14,28 @@ using namespace mlir::tile;
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tile/TileAttrs.cpp.inc"
 
+namespace {
+/// Layout encodings print as #blocked, #slice, #mma aliases (as in Triton).
+struct TileOpAsmInterface : OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedLayoutAttr>(attr)) {
+      os << "blocked";
+      return AliasResult::FinalAlias;
+    }
+    if (isa<SliceLayoutAttr>(attr)) {
+      os << "slice";
+      return AliasResult::FinalAlias;
+    }
+    if (isa<MmaLayoutAttr>(attr)) {
+      os << "mma";
+      return AliasResult::FinalAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
 void TileDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -24,6 +46,7 @@ void TileDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "dialects/tile/TileAttrs.cpp.inc"
       >();
+  addInterfaces<TileOpAsmInterface>();
 }
 
 Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
