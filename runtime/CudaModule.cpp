@@ -64,10 +64,10 @@ CUfunction CudaModule::function(CUcontext ctx) {
 
 void CudaModule::launch(const LaunchConfig &config, CUstream stream,
                         void **params) {
-  CUcontext ctx = driver.contextForStream(stream);
-  CUfunction fn = function(ctx);
   if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0)
     return; // an empty grid launches nothing, as in Triton
+  CUcontext ctx = driver.contextForStream(stream);
+  CUfunction fn = function(ctx);
   ScopedContext scope(driver, ctx);
   const CudaApiTable &cu = driver.api();
   CUresult r = cu.cuLaunchKernel(

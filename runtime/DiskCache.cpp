@@ -108,12 +108,15 @@ static std::string defaultDirectory() {
   return base + "/.cache/tile";
 }
 
+/// Set to anything but "", "0", "false", "no" or "off".
 static bool envFlag(const char *name) {
   const char *v = std::getenv(name);
   if (!v)
     return false;
   std::string s = v;
-  return s == "1" || s == "true" || s == "TRUE" || s == "yes" || s == "on";
+  for (char &c : s)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  return !(s.empty() || s == "0" || s == "false" || s == "no" || s == "off");
 }
 
 DiskCache DiskCache::fromEnvironment() {

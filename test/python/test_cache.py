@@ -96,6 +96,63 @@ def test_second_process_compiles_nothing(tmp_path, backend):
     assert second["misses"] == first["misses"], second
 
 
+# Compiles (no launch) for a GPU target in a fresh process: needs ptxas,
+# not a GPU, so the CUDA cache is checked on any machine with the toolkit.
+COMPILE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tile
+    import tile.cache
+    from tile import backend
+
+    @tile.kernel(backend="cpu")
+    def scale(x, out, a, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        v = tile.load(x, index=(i,), shape=(BLOCK,))
+        tile.store(out, index=(i,), tile=v * a)
+
+    x = np.zeros(64, np.float32)
+    ir = scale.compile(x, x, 2.5, BLOCK=64).asm["tile"]
+    k = backend.load().compile(ir, sys.argv[1], backend.compile_options(0, 3))
+    print(json.dumps({"stages": list(k.asm), "cubin": len(k.asm["cubin"]),
+                      "name": k.name, "stats": tile.cache.stats()}))
+""")
+
+
+def _compile_gpu(cache_dir, target):
+    proc = subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, target],
+                          capture_output=True, text=True, timeout=600,
+                          env=_env(cache_dir))
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _have_ptxas():
+    """As compiler/gpu/GpuTarget.cpp finds it."""
+    import shutil
+    path = os.environ.get("TILE_PTXAS") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+    return os.access(path, os.X_OK) or shutil.which("ptxas") is not None
+
+
+@pytest.mark.numerics
+@pytest.mark.skipif(not _have_ptxas(), reason="needs ptxas (no GPU needed)")
+def test_gpu_compile_hits_in_second_process(tmp_path):
+    first = _compile_gpu(tmp_path, "sm_90")
+    assert first["stats"]["writes"] == 1 and first["stats"]["hits"] == 0
+    second = _compile_gpu(tmp_path, "sm_90")
+    assert second["stats"]["hits"] == 1, second
+    assert second["stats"]["writes"] == 1, "the second process compiled"
+    # A hit gives the same kernel, stages included.
+    assert second["stages"] == first["stages"]
+    assert second["cubin"] == first["cubin"] > 0
+    # Another target is another key.
+    third = _compile_gpu(tmp_path, "sm_80")
+    assert third["stats"]["writes"] == 2, third
+
+
 def _fake_entry(cache_dir, name, payload, corrupt=False):
     """An entry in the runtime's format (runtime/DiskCache.h)."""
     key = hashlib.sha256(name.encode()).hexdigest()
