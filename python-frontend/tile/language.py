@@ -82,30 +82,30 @@ class Value:
     __hash__ = object.__hash__
 
     # arithmetic
-    def __add__(self, o): return binary("add", self, o)
-    def __radd__(self, o): return binary("add", o, self)
-    def __sub__(self, o): return binary("sub", self, o)
-    def __rsub__(self, o): return binary("sub", o, self)
-    def __mul__(self, o): return binary("mul", self, o)
-    def __rmul__(self, o): return binary("mul", o, self)
-    def __truediv__(self, o): return binary("truediv", self, o)
-    def __rtruediv__(self, o): return binary("truediv", o, self)
-    def __floordiv__(self, o): return binary("floordiv", self, o)
-    def __rfloordiv__(self, o): return binary("floordiv", o, self)
-    def __mod__(self, o): return binary("mod", self, o)
-    def __rmod__(self, o): return binary("mod", o, self)
-    def __pow__(self, o): return power(self, o)
-    def __rpow__(self, o): return power(o, self)
-    def __and__(self, o): return binary("and", self, o)
-    def __rand__(self, o): return binary("and", o, self)
-    def __or__(self, o): return binary("or", self, o)
-    def __ror__(self, o): return binary("or", o, self)
-    def __xor__(self, o): return binary("xor", self, o)
-    def __rxor__(self, o): return binary("xor", o, self)
-    def __lshift__(self, o): return binary("lshift", self, o)
-    def __rlshift__(self, o): return binary("lshift", o, self)
-    def __rshift__(self, o): return binary("rshift", self, o)
-    def __rrshift__(self, o): return binary("rshift", o, self)
+    def __add__(self, o): return _arith.binary("add", self, o)
+    def __radd__(self, o): return _arith.binary("add", o, self)
+    def __sub__(self, o): return _arith.binary("sub", self, o)
+    def __rsub__(self, o): return _arith.binary("sub", o, self)
+    def __mul__(self, o): return _arith.binary("mul", self, o)
+    def __rmul__(self, o): return _arith.binary("mul", o, self)
+    def __truediv__(self, o): return _arith.binary("truediv", self, o)
+    def __rtruediv__(self, o): return _arith.binary("truediv", o, self)
+    def __floordiv__(self, o): return _arith.binary("floordiv", self, o)
+    def __rfloordiv__(self, o): return _arith.binary("floordiv", o, self)
+    def __mod__(self, o): return _arith.binary("mod", self, o)
+    def __rmod__(self, o): return _arith.binary("mod", o, self)
+    def __pow__(self, o): return _arith.power(self, o)
+    def __rpow__(self, o): return _arith.power(o, self)
+    def __and__(self, o): return _arith.binary("and", self, o)
+    def __rand__(self, o): return _arith.binary("and", o, self)
+    def __or__(self, o): return _arith.binary("or", self, o)
+    def __ror__(self, o): return _arith.binary("or", o, self)
+    def __xor__(self, o): return _arith.binary("xor", self, o)
+    def __rxor__(self, o): return _arith.binary("xor", o, self)
+    def __lshift__(self, o): return _arith.binary("lshift", self, o)
+    def __rlshift__(self, o): return _arith.binary("lshift", o, self)
+    def __rshift__(self, o): return _arith.binary("rshift", self, o)
+    def __rrshift__(self, o): return _arith.binary("rshift", o, self)
     def __matmul__(self, o):
         from .reduce import matmul
         return matmul(self, o)
@@ -113,22 +113,22 @@ class Value:
         from .reduce import matmul
         return matmul(o, self)
     # comparisons
-    def __lt__(self, o): return compare("lt", self, o)
-    def __le__(self, o): return compare("le", self, o)
-    def __gt__(self, o): return compare("gt", self, o)
-    def __ge__(self, o): return compare("ge", self, o)
-    def __eq__(self, o): return compare("eq", self, o)
-    def __ne__(self, o): return compare("ne", self, o)
+    def __lt__(self, o): return _arith.compare("lt", self, o)
+    def __le__(self, o): return _arith.compare("le", self, o)
+    def __gt__(self, o): return _arith.compare("gt", self, o)
+    def __ge__(self, o): return _arith.compare("ge", self, o)
+    def __eq__(self, o): return _arith.compare("eq", self, o)
+    def __ne__(self, o): return _arith.compare("ne", self, o)
     # unary
-    def __neg__(self): return negate(self)
+    def __neg__(self): return _arith.negate(self)
     def __pos__(self): return self
-    def __invert__(self): return invert(self)
+    def __invert__(self): return _arith.invert(self)
     def __abs__(self):
         from .ops import abs as _abs
         return _abs(self)
 
     def astype(self, dtype):
-        return cast(self, dtype_arg(dtype))
+        return _arith.cast(self, dtype_arg(dtype))
 
     to = astype
 
@@ -273,10 +273,6 @@ class Array:
 # Conversions
 # ---------------------------------------------------------------------------
 
-def is_number(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, Value)
-
-
 def as_operand(x, what="operand"):
     """A Value or a Python number (NumPy scalars become Python numbers)."""
     if isinstance(x, Value) or isinstance(x, (bool, int, float)):
@@ -410,7 +406,7 @@ def materialize(x, dt, shape):
     `shape` is None, else a Tile broadcast to `shape`."""
     if not isinstance(x, Value):
         return constant(x, dt, shape)
-    x = cast(x, dt)
+    x = _arith.cast(x, dt)
     if shape is None:
         if isinstance(x, Tile):
             raise TileTypeError("a tile cannot be used where a scalar is needed")
@@ -553,287 +549,6 @@ def index_tile(t, key):
     return t
 
 
-# ---------------------------------------------------------------------------
-# Casts
-# ---------------------------------------------------------------------------
-
-def _emit_cast(op, v, dt):
-    return builder().emit(f"arith.{op} {v.name} : {v.type} to {_retype(v, dt)}")
-
-
-def _retype(v, dt):
-    return dt.mlir if isinstance(v, Scalar) else tensor_type(v.shape, dt.mlir)
-
-
-def _like(v, name, dt):
-    return Scalar(name, dt) if isinstance(v, Scalar) else Tile(name, v.shape, dt)
-
-
-def _zero_like(v, dt):
-    return constant(0, dt, None if isinstance(v, Scalar) else v.shape)
-
-
-def cast(v, dt):
-    """`v` converted to dtype `dt` with arith casts (C semantics)."""
-    if not isinstance(v, Value):
-        return v
-    src = v.dtype
-    if src is dt:
-        return v
-    if src.mlir == dt.mlir and src.kind == dt.kind:  # int8 <-> uint8: same bits
-        return _like(v, v.name, dt)
-    b = builder()
-    if dt.kind == D.KIND_BOOL:
-        z = _zero_like(v, src)
-        if src.kind == D.KIND_FLOAT:
-            name = b.emit(f"arith.cmpf une, {v.name}, {z.name} : {v.type}")
-        else:
-            name = b.emit(f"arith.cmpi ne, {v.name}, {z.name} : {v.type}")
-        return _like(v, name, dt)
-    if src.kind == D.KIND_BOOL:
-        op = "uitofp" if dt.kind == D.KIND_FLOAT else "extui"
-        return _like(v, _emit_cast(op, v, dt), dt)
-    if src.kind == D.KIND_INT and dt.kind == D.KIND_INT:
-        if dt.bits > src.bits:
-            op = "extsi" if src.signed else "extui"
-        elif dt.bits < src.bits:
-            op = "trunci"
-        else:
-            return _like(v, v.name, dt)
-        return _like(v, _emit_cast(op, v, dt), dt)
-    if src.kind == D.KIND_INT:
-        op = "sitofp" if src.signed else "uitofp"
-        return _like(v, _emit_cast(op, v, dt), dt)
-    if dt.kind == D.KIND_INT:
-        op = "fptosi" if dt.signed else "fptoui"
-        return _like(v, _emit_cast(op, v, dt), dt)
-    # float -> float
-    if dt.bits == src.bits:  # f16 <-> bf16, e4m3 <-> e5m2: through f32
-        return cast(cast(v, D.float32), dt)
-    op = "extf" if dt.bits > src.bits else "truncf"
-    return _like(v, _emit_cast(op, v, dt), dt)
-
-
-# ---------------------------------------------------------------------------
-# Elementwise arithmetic
-# ---------------------------------------------------------------------------
-
-# op -> (float, signed int, unsigned int) arith op names
-_ARITH = {
-    "add": ("addf", "addi", "addi"),
-    "sub": ("subf", "subi", "subi"),
-    "mul": ("mulf", "muli", "muli"),
-    "truediv": ("divf", None, None),
-    "and": (None, "andi", "andi"),
-    "or": (None, "ori", "ori"),
-    "xor": (None, "xori", "xori"),
-    "lshift": (None, "shli", "shli"),
-    "rshift": (None, "shrsi", "shrui"),
-    "max": ("maximumf", "maxsi", "maxui"),
-    "min": ("minimumf", "minsi", "minui"),
-}
-_PYOPS = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "truediv": lambda a, b: a / b, "floordiv": lambda a, b: a // b,
-    "mod": lambda a, b: a % b, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
-    "xor": lambda a, b: a ^ b, "lshift": lambda a, b: a << b,
-    "rshift": lambda a, b: a >> b, "max": max, "min": min,
-}
-_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
-           "mod": "%", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
-           "rshift": ">>", "max": "maximum", "min": "minimum"}
-_ARITHMETIC = ("add", "sub", "mul", "truediv", "floordiv", "mod")
-
-
-def _operands(a, b, what):
-    a, b = as_operand(a, what), as_operand(b, what)
-    dt = common_dtype([a, b])
-    shape = broadcast_shapes(shape_of(a), shape_of(b))
-    return a, b, dt, shape
-
-
-def _emit_binary(op, a, b, dt, shape):
-    """`arith.<op>` on two values already of dtype dt and shape `shape`."""
-    t = dt.mlir if shape is None else tensor_type(shape, dt.mlir)
-    name = builder().emit(f"{op} {a.name}, {b.name} : {t}")
-    return Scalar(name, dt) if shape is None else Tile(name, shape, dt)
-
-
-def _arith_name(op, dt):
-    f, s, u = _ARITH[op]
-    if dt.kind == D.KIND_FLOAT:
-        name = f
-    else:  # bools compare and shift as unsigned
-        name = s if dt.kind == D.KIND_INT and dt.signed else u
-    return name and "arith." + name
-
-
-def binary(op, a, b):
-    """`a <op> b` with promotion and broadcasting."""
-    a, b = as_operand(a), as_operand(b)
-    if not isinstance(a, Value) and not isinstance(b, Value):
-        return _PYOPS[op](a, b)
-    dt = common_dtype([a, b])
-    shape = broadcast_shapes(shape_of(a), shape_of(b))
-    if op in _ARITHMETIC and dt.kind == D.KIND_BOOL:
-        dt = D.int32  # arithmetic on bools counts in int32
-    if op == "truediv" and dt.kind != D.KIND_FLOAT:
-        dt = D.float32  # `/` on integers gives float32
-    if op in ("and", "or", "xor", "lshift", "rshift") and dt.kind == D.KIND_FLOAT:
-        raise TileTypeError(f"`{_SYMBOL[op]}` needs integer or bool operands, got {dt.name}",
-                            "cast with .astype(tile.int32) first")
-    if op in ("lshift", "rshift") and dt.kind == D.KIND_BOOL:
-        dt = D.int32
-    A = materialize(a, dt, shape)
-    B = materialize(b, dt, shape)
-    if op == "floordiv":
-        return _floordiv(A, B, dt, shape)
-    if op == "mod":
-        return _mod(A, B, dt, shape)
-    return _emit_binary(_arith_name(op, dt), A, B, dt, shape)
-
-
-def _floordiv(A, B, dt, shape):
-    if dt.kind == D.KIND_FLOAT:
-        q = _emit_binary("arith.divf", A, B, dt, shape)
-        return _unary_math("floor", q)
-    op = "arith.floordivsi" if dt.signed else "arith.divui"
-    return _emit_binary(op, A, B, dt, shape)
-
-
-def _mod(A, B, dt, shape):
-    """Python's `%`: the remainder takes the divisor's sign."""
-    if dt.kind == D.KIND_INT and not dt.signed:
-        return _emit_binary("arith.remui", A, B, dt, shape)
-    isf = dt.kind == D.KIND_FLOAT
-    r = _emit_binary("arith.remf" if isf else "arith.remsi", A, B, dt, shape)
-    zero = materialize(0, dt, shape)
-    cmp = "arith.cmpf" if isf else "arith.cmpi"
-    ne, lt = ("une", "olt") if isf else ("ne", "slt")
-    b = builder()
-    t = r.type
-    r_nz = b.emit(f"{cmp} {ne}, {r.name}, {zero.name} : {t}")
-    r_neg = b.emit(f"{cmp} {lt}, {r.name}, {zero.name} : {t}")
-    b_neg = b.emit(f"{cmp} {lt}, {B.name}, {zero.name} : {t}")
-    bt = "i1" if shape is None else tensor_type(shape, "i1")
-    signs = b.emit(f"arith.xori {r_neg}, {b_neg} : {bt}")
-    fix = b.emit(f"arith.andi {r_nz}, {signs} : {bt}")
-    adj = _emit_binary("arith.addf" if isf else "arith.addi", r, B, dt, shape)
-    name = b.emit(f"arith.select {fix}, {adj.name}, {r.name} : "
-                  + (f"{bt}, {t}" if shape is not None else t))
-    return _like(r, name, dt)
-
-
-_CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
-_CMPI_S = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
-_CMPI_U = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
-_PYCMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
-          "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
-
-
-def compare(op, a, b):
-    """Elementwise comparison; gives a bool (i1) tile or scalar."""
-    a, b = as_operand(a), as_operand(b)
-    if not isinstance(a, Value) and not isinstance(b, Value):
-        return _PYCMP[op](a, b)
-    dt = common_dtype([a, b])
-    shape = broadcast_shapes(shape_of(a), shape_of(b))
-    A, B = materialize(a, dt, shape), materialize(b, dt, shape)
-    if dt.kind == D.KIND_FLOAT:
-        pred, cmp = _CMPF[op], "arith.cmpf"
-    else:
-        pred = (_CMPI_S if dt.signed and dt.kind == D.KIND_INT else _CMPI_U)[op]
-        cmp = "arith.cmpi"
-    name = builder().emit(f"{cmp} {pred}, {A.name}, {B.name} : {A.type}")
-    return _like(A, name, D.bool_)
-
-
-def negate(v):
-    v = as_operand(v)
-    if not isinstance(v, Value):
-        return -v
-    if v.dtype.kind == D.KIND_FLOAT:
-        return _like(v, builder().emit(f"arith.negf {v.name} : {v.type}"), v.dtype)
-    if v.dtype.kind == D.KIND_BOOL:
-        v = cast(v, D.int32)
-    return binary("sub", 0, v)
-
-
-def invert(v):
-    v = as_operand(v)
-    if not isinstance(v, Value):
-        return ~v
-    if v.dtype.kind == D.KIND_FLOAT:
-        raise TileTypeError("`~` needs an integer or bool operand, got " + v.dtype.name,
-                            "for a logical not of a comparison use `~(a < b)` on the "
-                            "comparison itself, or `x == 0`")
-    ones = materialize(True if v.dtype.kind == D.KIND_BOOL else -1, v.dtype, shape_of(v))
-    return _emit_binary("arith.xori", v, ones, v.dtype, shape_of(v))
-
-
-def _unary_math(fn, v):
-    """`math.<fn>` on a float value."""
-    return _like(v, builder().emit(f"math.{fn} {v.name} : {v.type}"), v.dtype)
-
-
-def float_operand(x, what):
-    """A float value for a math function: ints and bools become float32."""
-    x = as_operand(x, what)
-    if not isinstance(x, Value):
-        return x
-    if x.dtype.kind != D.KIND_FLOAT:
-        x = cast(x, D.float32)
-    return x
-
-
-def power(a, b):
-    """`a ** b`: repeated multiplication for small constant integer
-    exponents, math.powf / math.ipowi otherwise."""
-    a, b = as_operand(a), as_operand(b)
-    if not isinstance(a, Value) and not isinstance(b, Value):
-        return a ** b
-    if isinstance(b, float) and b.is_integer() and abs(b) <= 64:
-        if isinstance(a, Value) and a.dtype.kind == D.KIND_FLOAT:
-            b = int(b)
-    if isinstance(a, Value) and isinstance(b, int) and not isinstance(b, bool) \
-            and abs(b) <= 64:
-        if a.dtype.kind == D.KIND_BOOL:
-            a = cast(a, D.int32)
-        if b < 0:
-            a = float_operand(a, "base")
-            return binary("truediv", 1, power(a, -b))
-        if b == 0:
-            return materialize(1, a.dtype, shape_of(a))
-        result, base = None, a
-        while b:  # exponentiation by squaring
-            if b & 1:
-                result = base if result is None else binary("mul", result, base)
-            b >>= 1
-            if b:
-                base = binary("mul", base, base)
-        return result
-    dt = common_dtype([a, b])
-    shape = broadcast_shapes(shape_of(a), shape_of(b))
-    if dt.kind == D.KIND_BOOL:
-        dt = D.int32
-    A, B = materialize(a, dt, shape), materialize(b, dt, shape)
-    op = "math.powf" if dt.kind == D.KIND_FLOAT else "math.ipowi"
-    return _emit_binary(op, A, B, dt, shape)
-
-
-def to_i32_scalar(x, what):
-    """A runtime i32 Scalar from an int, Scalar or rank-0 tile."""
-    x = as_operand(x, what)
-    if isinstance(x, bool) or isinstance(x, float):
-        raise TileTypeError(f"{what} must be an integer, got {x!r}")
-    if isinstance(x, int):
-        return constant(x, D.int32)
-    if isinstance(x, Tile):
-        if x.shape != ():
-            raise TileTypeError(f"{what} must be a scalar, got a tile of shape {x.shape}")
-        name = builder().emit(f"tensor.extract {x.name}[] : {x.type}")
-        x = Scalar(name, x.dtype)
-    if x.dtype.kind == D.KIND_FLOAT:
-        raise TileTypeError(f"{what} must be an integer, got a {x.dtype.name} value",
-                            "convert with .astype(tile.int32)")
-    return cast(x, D.int32) if x.dtype is not D.int32 else x
+# The arithmetic behind Value's operators; imported last (as a module, so
+# either import order works) because it builds on the classes above.
+from . import arith as _arith  # noqa: E402

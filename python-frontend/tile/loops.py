@@ -14,9 +14,10 @@ import builtins
 import sys
 
 from . import dtypes as D
+from .arith import to_i32_scalar
 from . import ir
 from .errors import TileTypeError, user_location
-from .language import Scalar, Tile, Value, broadcast_shapes, materialize, to_i32_scalar
+from .language import Scalar, Tile, Value, broadcast_shapes, materialize
 from .rewrite import UNDEF, grab, rewritten
 
 __all__ = ["range", "call", "for_", "grab", "UNDEF", "RUNTIME"]  # grab: for rewritten code

@@ -4,11 +4,11 @@
 import math
 
 from . import dtypes as D
+from .arith import cast, to_i32_scalar
 from .errors import TileShapeError, TileTypeError
 from .ir import builder, tensor_type
-from .language import (Array, Tile, Value, as_operand, broadcast_shapes, cast,
-                       check_shape, constant, literal, materialize, shape_of,
-                       to_i32_scalar)
+from .language import (Array, Tile, Value, as_operand, broadcast_shapes, check_shape,
+                       constant, literal, materialize, shape_of)
 
 
 def _array(A, fn):

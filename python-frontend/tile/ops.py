@@ -5,12 +5,11 @@ import math as _pymath
 import numbers
 
 from . import dtypes as D
+from .arith import _emit_binary, _like, _unary_math, binary, cast, float_operand
 from .errors import TileTypeError
 from .ir import builder, tensor_type
-from .language import (Scalar, Tile, Value, as_operand, binary, broadcast_shapes,
-                       cast, check_shape, common_dtype, constant, dtype_arg,
-                       float_operand, materialize, shape_of, _emit_binary, _like,
-                       _unary_math)
+from .language import (Scalar, Tile, Value, as_operand, broadcast_shapes, check_shape,
+                       common_dtype, constant, dtype_arg, materialize, shape_of)
 
 inf = float("inf")
 nan = float("nan")

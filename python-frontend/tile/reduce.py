@@ -7,11 +7,11 @@ Combiners are traced like kernel code: their block arguments are Scalars, so
 import numbers
 
 from . import dtypes as D
-from .errors import TileShapeError, TileTypeError
-from .errors import user_location
+from .arith import binary, cast
+from .errors import TileShapeError, TileTypeError, user_location
 from .ir import builder, tensor_type
 from .language import (Scalar, Tile, Value, _to_tile, as_operand, broadcast_to,
-                       cast, common_dtype, expand_dims, materialize, reshape)
+                       common_dtype, expand_dims, materialize, reshape)
 from .ops import where, zeros
 
 
@@ -148,12 +148,10 @@ def prod(t, axis=None, keepdims=False, dtype=None):
 
 
 def _max_combine(a, b):
-    from .language import binary
     return binary("max", a, b)
 
 
 def _min_combine(a, b):
-    from .language import binary
     return binary("min", a, b)
 
 

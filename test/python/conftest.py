@@ -24,12 +24,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    if config.getoption("--tile-reference"):
-        import importlib
-
-        from refinterp import RefTile
-        backend = importlib.import_module("tile.backend")
-        backend._module, backend._searched = RefTile(), True
     config.addinivalue_line("markers", "gpu: needs the CUDA backend (a GPU and tile._tile)")
     config.addinivalue_line("markers", "numerics: runs kernels through tile._tile on the "
                                        "available backend")
@@ -38,8 +32,9 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     from tile import backend
 
-    have_tile = backend.find_module_file() is not None or \
-        config.getoption("--tile-reference")
+    if config.getoption("--tile-reference"):
+        return  # numerics run on refinterp (see _reference_tile)
+    have_tile = backend.find_module_file() is not None
     kind, broken = None, None
     if have_tile:
         try:
@@ -62,3 +57,24 @@ def pytest_runtest_setup(item):
     broken = getattr(item, "_tile_broken", None)
     if broken:
         pytest.fail(broken, pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _reference_tile(request, monkeypatch):
+    """Under --tile-reference, numerics tests get refinterp as tile._tile;
+    other tests (including other pieces' tests of _tile) are untouched."""
+    if not request.config.getoption("--tile-reference") or \
+            "numerics" not in request.keywords:
+        yield
+        return
+    if "gpu" in request.keywords:
+        pytest.skip("needs the CUDA backend (refinterp runs on the host)")
+    import importlib
+
+    from refinterp import RefTile
+    backend = importlib.import_module("tile.backend")
+    monkeypatch.setattr(backend, "_module", RefTile())
+    monkeypatch.setattr(backend, "_searched", True)
+    monkeypatch.setattr(backend, "_error", None)
+    monkeypatch.delenv("TILE_BACKEND", raising=False)
+    yield
