@@ -1,0 +1,242 @@
+//===- FakeCuda.cpp - a libcuda stand-in for GPU-free launch tests --------===//
+//
+// Implements the driver entry points the runtime resolves, with two devices
+// (FAKE_CUDA_DEVICES overrides), and records what a launch would have done.
+// Tests load it through CudaDriver("<path>") or TILE_LIBCUDA and read the
+// record through the fake_cuda_* functions (C, so ctypes can call them).
+// Images starting with "BAD" fail to load; a kernel is found when its name
+// occurs in the image (any name in a real cubin); a launch with more than 48 KiB of dynamic shared
+// memory fails unless the function opted in, as on real hardware.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+using CUresult = int;
+struct Ctx {
+  int device;
+};
+struct Module {
+  Ctx *ctx;
+  std::string image; // empty for an ELF (cubin): every name is found
+};
+struct Function {
+  Module *module;
+  std::string name;
+  int maxDynamicShared = 48 * 1024;
+};
+
+constexpr int kMaxDevices = 8;
+Ctx contexts[kMaxDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+thread_local Ctx *current = nullptr;
+std::mutex mutex;
+
+struct Record {
+  int loads = 0, unloads = 0, launches = 0, retains = 0;
+  unsigned grid[3] = {}, block[3] = {}, shared = 0;
+  uintptr_t stream = 0;
+  int launchDevice = -1;
+  std::string kernel;
+  int paramCount = 0;
+  std::vector<uint64_t> params; // 8 bytes read through each pointer
+  int sharedAttribute = -1;
+} record;
+
+int deviceCount() {
+  const char *env = std::getenv("FAKE_CUDA_DEVICES");
+  int n = env ? std::atoi(env) : 2;
+  return n < 0 ? 0 : (n > kMaxDevices ? kMaxDevices : n);
+}
+
+/// A stream handle names its device: 0x5000 + 16 * device.
+Ctx *streamContext(uintptr_t s) {
+  if (s < 0x5000 || (s - 0x5000) % 16 || int((s - 0x5000) / 16) >= deviceCount())
+    return nullptr;
+  return &contexts[(s - 0x5000) / 16];
+}
+} // namespace
+
+#define API extern "C" __attribute__((visibility("default")))
+
+API CUresult cuInit(unsigned) { return 0; }
+API CUresult cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return 0;
+}
+API CUresult cuGetErrorName(CUresult r, const char **s) {
+  switch (r) {
+  case 1:
+    *s = "CUDA_ERROR_INVALID_VALUE";
+    return 0;
+  case 200:
+    *s = "CUDA_ERROR_INVALID_IMAGE";
+    return 0;
+  case 201:
+    *s = "CUDA_ERROR_INVALID_CONTEXT";
+    return 0;
+  case 400:
+    *s = "CUDA_ERROR_INVALID_HANDLE";
+    return 0;
+  case 500:
+    *s = "CUDA_ERROR_NOT_FOUND";
+    return 0;
+  }
+  *s = nullptr;
+  return 1;
+}
+API CUresult cuGetErrorString(CUresult r, const char **s) {
+  switch (r) {
+  case 1:
+    *s = "invalid argument";
+    return 0;
+  case 200:
+    *s = "device kernel image is invalid";
+    return 0;
+  case 201:
+    *s = "invalid device context";
+    return 0;
+  case 400:
+    *s = "invalid resource handle";
+    return 0;
+  case 500:
+    *s = "named symbol not found";
+    return 0;
+  }
+  *s = nullptr;
+  return 1;
+}
+API CUresult cuDeviceGetCount(int *n) {
+  *n = deviceCount();
+  return 0;
+}
+API CUresult cuDeviceGet(int *dev, int ordinal) {
+  if (ordinal < 0 || ordinal >= deviceCount())
+    return 1;
+  *dev = ordinal;
+  return 0;
+}
+API CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+  switch (attr) {
+  case 75: // compute capability major
+    *v = 9;
+    return 0;
+  case 76:
+    *v = 0;
+    return 0;
+  case 97: // max shared memory per block, opt-in
+    *v = 227 * 1024;
+    return 0;
+  }
+  return 1;
+}
+API CUresult cuDevicePrimaryCtxRetain(Ctx **ctx, int dev) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++record.retains;
+  *ctx = &contexts[dev];
+  return 0;
+}
+API CUresult cuCtxGetCurrent(Ctx **ctx) {
+  *ctx = current;
+  return 0;
+}
+API CUresult cuCtxSetCurrent(Ctx *ctx) {
+  current = ctx;
+  return 0;
+}
+API CUresult cuCtxGetDevice(int *dev) {
+  if (!current)
+    return 201;
+  *dev = current->device;
+  return 0;
+}
+API CUresult cuStreamGetCtx(void *stream, Ctx **ctx) {
+  *ctx = streamContext(reinterpret_cast<uintptr_t>(stream));
+  return *ctx ? 0 : 400;
+}
+API CUresult cuModuleLoadData(Module **module, const void *image) {
+  if (!current)
+    return 201;
+  const char *text = static_cast<const char *>(image);
+  if (std::strncmp(text, "BAD", 3) == 0)
+    return 200;
+  std::lock_guard<std::mutex> lock(mutex);
+  ++record.loads;
+  bool elf = std::strncmp(text, "\x7f" "ELF", 4) == 0;
+  *module = new Module{current, elf ? "" : text};
+  return 0;
+}
+API CUresult cuModuleUnload(Module *module) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++record.unloads;
+  delete module;
+  return 0;
+}
+API CUresult cuModuleGetFunction(Function **fn, Module *module,
+                                 const char *name) {
+  if (!module->image.empty() && module->image.find(name) == std::string::npos)
+    return 500;
+  *fn = new Function{module, name}; // leaked, as handles are in the driver
+  return 0;
+}
+API CUresult cuFuncSetAttribute(Function *fn, int attr, int value) {
+  if (attr != 8 || value > 227 * 1024)
+    return 1;
+  fn->maxDynamicShared = value;
+  std::lock_guard<std::mutex> lock(mutex);
+  record.sharedAttribute = value;
+  return 0;
+}
+API CUresult cuLaunchKernel(Function *fn, unsigned gx, unsigned gy,
+                            unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, void *stream, void **params,
+                            void **extra) {
+  if (int(shared) > fn->maxDynamicShared || gy > 65535 || gz > 65535 ||
+      bx * by * bz > 1024 || extra)
+    return 1;
+  Ctx *want = fn->module->ctx;
+  Ctx *streamCtx = streamContext(reinterpret_cast<uintptr_t>(stream));
+  if ((streamCtx && streamCtx != want) || (!streamCtx && current != want))
+    return 400; // a stream or current context of another device
+  std::lock_guard<std::mutex> lock(mutex);
+  ++record.launches;
+  record.grid[0] = gx, record.grid[1] = gy, record.grid[2] = gz;
+  record.block[0] = bx, record.block[1] = by, record.block[2] = bz;
+  record.shared = shared;
+  record.stream = reinterpret_cast<uintptr_t>(stream);
+  record.launchDevice = want->device;
+  record.kernel = fn->name;
+  record.params.assign(size_t(record.paramCount), 0);
+  for (int i = 0; i < record.paramCount; ++i)
+    std::memcpy(&record.params[size_t(i)], params[i], 8);
+  return 0;
+}
+
+// Test controls and observations.
+API void fake_cuda_reset(int paramCount) {
+  std::lock_guard<std::mutex> lock(mutex);
+  record = Record();
+  record.paramCount = paramCount;
+  current = nullptr;
+}
+API int fake_cuda_loads() { return record.loads; }
+API int fake_cuda_unloads() { return record.unloads; }
+API int fake_cuda_launches() { return record.launches; }
+API int fake_cuda_retains() { return record.retains; }
+API int fake_cuda_launch_device() { return record.launchDevice; }
+API int fake_cuda_shared_attribute() { return record.sharedAttribute; }
+API unsigned fake_cuda_grid(int d) { return record.grid[d]; }
+API unsigned fake_cuda_block(int d) { return record.block[d]; }
+API unsigned fake_cuda_shared() { return record.shared; }
+API uintptr_t fake_cuda_stream() { return record.stream; }
+API const char *fake_cuda_kernel() { return record.kernel.c_str(); }
+API uint64_t fake_cuda_param(int i) { return record.params[size_t(i)]; }
+API int fake_cuda_current_device() { return current ? current->device : -1; }
+API void fake_cuda_set_current(int device) {
+  current = device < 0 ? nullptr : &contexts[device];
+}
