@@ -1,0 +1,124 @@
+"""`_tile.Kernel.launch` for CUDA targets without a GPU: the kernel is
+compiled for sm_90 (ptxas only) and launched on a fake libcuda
+(test/unittests/runtime/FakeCuda.cpp, loaded through TILE_LIBCUDA) that
+records what the driver was asked to do."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _fake_cuda():
+    env = os.environ.get("TILE_FAKE_CUDA")
+    if env:
+        return env
+    found = glob.glob(os.path.join(ROOT, "build*", "test", "unittests", "runtime",
+                                   "libtile_fake_cuda.so"))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def _have_ptxas():
+    path = os.environ.get("TILE_PTXAS") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+    return os.access(path, os.X_OK) or shutil.which("ptxas") is not None
+
+
+pytestmark = [
+    pytest.mark.numerics,
+    pytest.mark.skipif(_fake_cuda() is None,
+                       reason="fake libcuda not built (ninja TileRuntimeTests)"),
+    pytest.mark.skipif(not _have_ptxas(), reason="needs ptxas"),
+]
+
+SCRIPT = textwrap.dedent("""
+    import ctypes, json, struct, sys
+    import numpy as np
+    import tile
+    from tile import backend
+
+    @tile.kernel(backend="cpu")
+    def scale(x, out, a, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        v = tile.load(x, index=(i,), shape=(BLOCK,))
+        tile.store(out, index=(i,), tile=v * a)
+
+    _tile = backend.load()
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_param.restype = ctypes.c_uint64
+    fake.fake_cuda_kernel.restype = ctypes.c_char_p
+    x = np.zeros(64, np.float32)
+    ir = scale.compile(x, x, 2.5, BLOCK=64).asm["tile"]
+    k = _tile.compile(ir, "sm_90", backend.compile_options(0, 3))
+    fake.fake_cuda_reset(7)
+    stream_dev1 = 0x5000 + 16 * 1   # the fake's stream on device 1
+    args = (0x7f00_0000_1000, 1000, 1, 0x7f00_0000_2000, 1000, 1, 2.5)
+    k.launch((16, 1, 1), args, stream_dev1)
+
+    errors = {}
+    for name, call in {
+        "count": lambda: k.launch((1, 1, 1), args[:-1], 0),
+        "type": lambda: k.launch((1, 1, 1), args[:1] + (1.5,) + args[2:], 0),
+        "stream": lambda: k.launch((1, 1, 1), args, 0x5000 + 16 * 7),
+        "grid": lambda: k.launch((1, 70000, 1), args, stream_dev1),
+    }.items():
+        try:
+            call()
+            errors[name] = None
+        except Exception as e:
+            errors[name] = [type(e).__name__, str(e)]
+    print(json.dumps({
+        "devices": _tile.cuda_device_count(),
+        "num_warps": k.num_warps, "shared_mem": k.shared_mem,
+        "launches": fake.fake_cuda_launches(),
+        "loads": fake.fake_cuda_loads(),
+        "device": fake.fake_cuda_launch_device(),
+        "kernel": fake.fake_cuda_kernel().decode(),
+        "grid": [fake.fake_cuda_grid(d) for d in range(3)],
+        "block": [fake.fake_cuda_block(d) for d in range(3)],
+        "shared": fake.fake_cuda_shared(),
+        "params": [fake.fake_cuda_param(i) for i in range(7)],
+        "a_bits": struct.unpack("<I", struct.pack("<f", 2.5))[0],
+        "errors": errors,
+    }))
+""")
+
+
+def test_launch_through_fake_driver(tmp_path):
+    fake = _fake_cuda()
+    env = dict(os.environ, TILE_LIBCUDA=fake, TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, fake],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    assert r["devices"] == 2
+    assert r["launches"] == 1 and r["loads"] == 1
+    assert r["device"] == 1, "launched outside the stream's context"
+    assert r["kernel"] == "scale"
+    assert r["grid"] == [16, 1, 1]
+    assert r["block"] == [32 * r["num_warps"], 1, 1]
+    assert r["shared"] == r["shared_mem"]
+    # internals.md section 3: ptr, i64 extents, i64 strides; then the f32.
+    p = r["params"]
+    assert p[:6] == [0x7F0000001000, 1000, 1, 0x7F0000002000, 1000, 1]
+    assert p[6] & 0xFFFFFFFF == r["a_bits"]
+
+    errors = r["errors"]
+    for name in ("count", "type", "stream", "grid"):
+        assert errors[name] is not None, f"{name}: no error"
+        assert errors[name][0] == "LaunchError", errors[name]
+    assert "takes 7 flat argument values, got 6" in errors["count"][1]
+    assert "extent 0 of array parameter 0" in errors["type"][1]
+    assert "CUDA_ERROR_INVALID_HANDLE" in errors["stream"][1]
+    assert "CUDA_ERROR_INVALID_VALUE (invalid argument)" in errors["grid"][1]
