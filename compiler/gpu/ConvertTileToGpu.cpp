@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::tile {
@@ -143,8 +144,8 @@ struct ConvertTileToGpuPass
       return llvm::none_of(op->getOperandTypes(), isTensor) &&
              llvm::none_of(op->getResultTypes(), isTensor);
     };
-    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
-        noTensors);
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect,
+                                      tensor::TensorDialect>(noTensors);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     populateTileToGpuElementwisePatterns(converter, patterns, state);

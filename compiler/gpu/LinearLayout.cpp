@@ -268,7 +268,7 @@ MmaKind mlir::tile::getMmaKind(MmaOp op) {
   Type in = a.getElementType(), acc = c.getElementType();
   if (m % 16 || n % 8)
     return MmaKind::Fma;
-  if (in.isF16() && acc.isF32() && k % 16 == 0)
+  if (in.isF16() && (acc.isF32() || acc.isF16()) && k % 16 == 0)
     return MmaKind::F16;
   if (in.isBF16() && acc.isF32() && k % 16 == 0)
     return MmaKind::BF16;

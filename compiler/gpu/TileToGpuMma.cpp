@@ -182,8 +182,16 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
       int64_t row = 16 * wm * i + 8 * (c >> 1), col = 8 * wn * j + (c & 1);
       return regOf.lookup({row, col});
     };
-    SmallVector<Value> acc = unpackVector(rewriter, loc, adaptor.getAcc());
-    Type accElem = accType.getElementType();
+    // An f16 accumulator adds up in f32 inside the instruction sequence.
+    Type f32Type = f32;
+    Type origElem = accType.getElementType();
+    Type accElem = origElem.isF16() ? f32Type : origElem;
+    SmallVector<Value> acc;
+    for (Value v : unpackVector(rewriter, loc, adaptor.getAcc()))
+      acc.push_back(v.getType() == accElem
+                        ? v
+                        : arith::ExtFOp::create(rewriter, loc, accElem, v)
+                              .getResult());
     Type fragType = kind == MmaKind::F16 ? Type(VectorType::get({2}, inType))
                                          : Type(i32);
     auto asFrag = [&](Value reg) -> Value {
@@ -273,6 +281,9 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
                 rewriter, loc, res, ArrayRef<int64_t>{q});
         }
     }
+    if (accElem != origElem)
+      for (Value &v : acc)
+        v = arith::TruncFOp::create(rewriter, loc, origElem, v);
     Type vecType = getTypeConverter()->convertType(accType);
     rewriter.replaceOp(op, packVector(rewriter, loc, vecType, acc));
     return success();

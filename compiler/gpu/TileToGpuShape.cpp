@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -183,12 +185,61 @@ struct ConvertLayoutPattern : ShapePattern<ConvertLayoutOp> {
   }
 };
 
+/// tensor.extract of one element: every thread holds a rank-0 tile; other
+/// tiles go through shared memory so that every thread reads the element.
+struct ExtractPattern : OpConversionPattern<tensor::ExtractOp> {
+  ExtractPattern(TypeConverter &converter, MLIRContext *ctx,
+                 GpuLoweringState &state)
+      : OpConversionPattern(converter, ctx), state(state) {}
+  GpuLoweringState &state;
+  LogicalResult
+  matchAndRewrite(tensor::ExtractOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getTensor().getType());
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    if (failed(layout))
+      return failure();
+    Location loc = op.getLoc();
+    if (type.getRank() == 0) {
+      rewriter.replaceOpWithNewOp<vector::ExtractOp>(op, adaptor.getTensor(),
+                                                     ArrayRef<int64_t>{0});
+      return success();
+    }
+    Type elemType = type.getElementType();
+    state.needShared(type.getNumElements() * storageBytes(elemType));
+    SmallVector<int64_t> strides = rowMajorStrides(type.getShape());
+    Value base = sharedBase(rewriter, loc);
+    barrier(rewriter, loc);
+    storeShared(rewriter, loc, base,
+                unpackVector(rewriter, loc, adaptor.getTensor()), elemType,
+                *layout, strides);
+    barrier(rewriter, loc);
+    Value offset = constI32(rewriter, loc, 0);
+    for (auto [d, idx] : llvm::enumerate(adaptor.getIndices())) {
+      Value i = arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(),
+                                           idx);
+      offset = arith::AddIOp::create(
+          rewriter, loc, offset,
+          arith::MulIOp::create(rewriter, loc, i,
+                                constI32(rewriter, loc, strides[d])));
+    }
+    Type mem = elemType.isInteger(1) ? rewriter.getI8Type() : elemType;
+    Value addr = LLVM::GEPOp::create(rewriter, loc, base.getType(), mem, base,
+                                     ValueRange{offset});
+    Value v = LLVM::LoadOp::create(rewriter, loc, mem, addr);
+    if (mem != elemType)
+      v = arith::TruncIOp::create(rewriter, loc, elemType, v);
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateTileToGpuShapePatterns(TypeConverter &converter,
                                                 RewritePatternSet &patterns,
                                                 GpuLoweringState &state) {
   patterns.add<BroadcastPattern, ExpandDimsPattern, ReshapePattern,
-               PermutePattern, ConvertLayoutPattern>(
+               PermutePattern, ConvertLayoutPattern, ExtractPattern>(
       converter, patterns.getContext(), state);
 }
