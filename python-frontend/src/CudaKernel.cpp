@@ -93,6 +93,14 @@ private:
       packed.setFloat(i, PyFloat_AS_DOUBLE(value));
       return;
     }
+    if (PyLong_CheckExact(value)) { // the common case: no conversion
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+      if (!overflow) {
+        packed.setInt(i, v);
+        return;
+      }
+    }
     // ints, bools, and anything with __index__ (NumPy integers)
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value));
     if (!index) {
