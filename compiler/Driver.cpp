@@ -2,10 +2,11 @@
 #include "compiler/Driver.h"
 #include "compiler/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -77,9 +78,11 @@ std::string DiagnosticCollector::take() { return std::exchange(text, {}); }
 //===----------------------------------------------------------------------===//
 
 std::string tile::getKernelName(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func->hasAttr("tile.kernel"))
-      return func.getSymName().str();
+  // Any function kind: after lowering the kernel is an llvm.func.
+  for (Operation &op : module.getBody()->getOperations())
+    if (op.hasAttr("tile.kernel"))
+      if (auto symbol = dyn_cast<SymbolOpInterface>(op))
+        return symbol.getName().str();
   return "kernel";
 }
 
@@ -118,11 +121,26 @@ void tile::recordStageText(StringRef kernel, StringRef stage,
   stages.emplace_back(stage.str(), std::move(text));
 }
 
+/// Whether the input IR has already been through `stage` (tilec resuming).
+static bool isSkipped(const CompileOptions &opts, StringRef stage) {
+  return llvm::is_contained(opts.skipStages, stage);
+}
+
+static OpPrintingFlags stagePrintingFlags(const CompileOptions &opts) {
+  OpPrintingFlags flags;
+  if (opts.printDebugInfo)
+    flags.enableDebugInfo();
+  return flags;
+}
+
 void tile::recordStage(ModuleOp module, StringRef stage,
                        const CompileOptions &opts, StageList &stages) {
+  // Of the skipped stages only the last is the input; the others never ran.
+  if (isSkipped(opts, stage) && opts.skipStages.back() != stage)
+    return;
   std::string text;
   llvm::raw_string_ostream os(text);
-  module->print(os);
+  module->print(os, stagePrintingFlags(opts));
   recordStageText(getKernelName(module), stage, "mlir", std::move(text), opts,
                   stages);
 }
@@ -130,14 +148,6 @@ void tile::recordStage(ModuleOp module, StringRef stage,
 std::string tile::writeReproducer(StringRef kernel, StringRef stage,
                                   StringRef pipeline, StringRef input,
                                   const CompileOptions &opts) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "// tile reproducer: the input of stage '" << stage << "' of kernel '"
-     << kernel << "', which failed.\n";
-  if (!pipeline.empty())
-    os << "// Replay: tile-opt '--pass-pipeline=" << pipeline
-       << "' <this file>\n";
-  os << input;
   SmallString<256> path;
   std::string dir = getDumpDir(opts);
   if (!dir.empty() && !llvm::sys::fs::create_directories(dir)) {
@@ -150,6 +160,18 @@ std::string tile::writeReproducer(StringRef kernel, StringRef stage,
       return {};
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "// tile reproducer: the input of stage '" << stage << "' of kernel '"
+     << kernel << "', which failed.\n";
+  // tilec reads the stage from the first line and resumes before it.
+  os << "// Replay: tilec " << path << " --emit "
+     << (stage == "parse" ? StringRef("tile") : stage) << " --target "
+     << opts.target << "\n";
+  if (!pipeline.empty())
+    os << "// Replay: tile-opt '--pass-pipeline=" << pipeline
+       << "' <this file>\n";
+  os << input;
   return writeFile(path, text) ? path.str().str() : std::string();
 }
 
@@ -169,6 +191,10 @@ struct FailedPassRecorder : PassInstrumentation {
 LogicalResult tile::runStage(ModuleOp module, PassManager &pm, StringRef stage,
                              const CompileOptions &opts, StageList &stages,
                              CompileFailure &failure) {
+  if (isSkipped(opts, stage)) {
+    recordStage(module, stage, opts, stages);
+    return success();
+  }
   std::string input;
   {
     llvm::raw_string_ostream os(input);
@@ -176,8 +202,31 @@ LogicalResult tile::runStage(ModuleOp module, PassManager &pm, StringRef stage,
   }
   std::string failedPass;
   pm.addInstrumentation(std::make_unique<FailedPassRecorder>(failedPass));
+  // As mlir-opt --print-ir-after-all: after every pass, at the pass's scope.
+  if (opts.printIRAfterAll)
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [](Pass *, Operation *) { return true; },
+                        /*printModuleScope=*/false,
+                        /*printAfterOnlyOnChange=*/false,
+                        /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+                        stagePrintingFlags(opts));
+  // --time-passes: a report per stage, printed as the stage ends. Timing
+  // goes last so that it does not time the other instrumentations.
+  auto timing = std::make_unique<DefaultTimingManager>();
+  TimingScope timingRoot;
+  if (opts.timePasses) {
+    timing->setEnabled(true);
+    timingRoot = timing->getRootScope();
+    pm.enableTiming(timingRoot);
+  }
   DiagnosticCollector diagnostics(module->getContext());
-  if (succeeded(pm.run(module))) {
+  LogicalResult result = pm.run(module);
+  if (opts.timePasses) {
+    llvm::errs() << "// tile: pass timing of stage '" << stage << "'\n";
+    timingRoot = TimingScope();
+    timing.reset(); // prints the report
+  }
+  if (succeeded(result)) {
     recordStage(module, stage, opts, stages);
     return success();
   }

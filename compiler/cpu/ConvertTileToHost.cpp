@@ -136,6 +136,7 @@ struct ConvertTileToHostPass
       if (failed(host::lowerDebugOps(func)))
         return signalPassFailure();
     }
+    host::declareCasFunctions(module);
     WalkResult stray = module.walk([](Operation *op) {
       if (isa<BidOp, NumBlocksOp, PrintOp, AssertOp>(op)) {
         op->emitOpError("is only supported inside a tile.kernel function");

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -314,53 +315,33 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
   }
 };
 
-/// Emits one atomic update of `mem[coords]` and returns the old value.
-Value emitAtomic(OpBuilder &b, Location loc, AtomicKind kind, Value value,
-                 Value mem, ValueRange coords) {
-  Type type = value.getType();
+std::string casFunctionName(unsigned bits) {
+  return "__tile_cas_" + std::to_string(bits);
+}
+
+/// The memref.atomic_rmw kind of a tile atomic on `type` elements. Integer
+/// max/min are signed: the IR's integers are signless.
+arith::AtomicRMWKind rmwKind(AtomicKind kind, Type type) {
   bool isFloat = isa<FloatType>(type);
-  std::optional<arith::AtomicRMWKind> simple;
   switch (kind) {
   case AtomicKind::add:
-    simple = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-    break;
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
   case AtomicKind::max:
-    if (!isFloat)
-      simple = arith::AtomicRMWKind::maxs;
-    break;
+    return isFloat ? arith::AtomicRMWKind::maximumf
+                   : arith::AtomicRMWKind::maxs;
   case AtomicKind::min:
-    if (!isFloat)
-      simple = arith::AtomicRMWKind::mins;
-    break;
+    return isFloat ? arith::AtomicRMWKind::minimumf
+                   : arith::AtomicRMWKind::mins;
   case AtomicKind::xchg:
-    simple = arith::AtomicRMWKind::assign;
-    break;
+    return arith::AtomicRMWKind::assign;
   case AtomicKind::and_:
-    simple = arith::AtomicRMWKind::andi;
-    break;
+    return arith::AtomicRMWKind::andi;
   case AtomicKind::or_:
-    simple = arith::AtomicRMWKind::ori;
-    break;
+    return arith::AtomicRMWKind::ori;
   case AtomicKind::xor_:
-    break;
+    return arith::AtomicRMWKind::xori;
   }
-  if (simple)
-    return memref::AtomicRMWOp::create(b, loc, *simple, value, mem, coords);
-
-  // The rest as a compare-exchange loop with the combination in its body.
-  auto rmw = memref::GenericAtomicRMWOp::create(b, loc, mem, coords);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(rmw.getBody());
-  Value current = rmw.getCurrentValue();
-  Value next;
-  if (kind == AtomicKind::max)
-    next = arith::MaximumFOp::create(b, loc, current, value);
-  else if (kind == AtomicKind::min)
-    next = arith::MinimumFOp::create(b, loc, current, value);
-  else
-    next = arith::XOrIOp::create(b, loc, current, value);
-  memref::AtomicYieldOp::create(b, loc, next);
-  return rmw.getResult();
+  llvm_unreachable("unknown atomic kind");
 }
 
 /// Atomics run lane by lane, recording old values in a zero-filled buffer
@@ -370,8 +351,15 @@ struct AtomicLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
 
+  /// Emits values the lanes share, once, before the loops.
+  virtual SmallVector<Value> prepare(OpBuilder &b, Location loc,
+                                     Value mem) const {
+    return {};
+  }
+  /// Updates `mem[coords]` for lane `ivs`; returns the old value.
   virtual Value update(OpBuilder &b, Location loc, OpAdaptor adaptor,
-                       Value mem, ValueRange coords, ValueRange ivs) const = 0;
+                       Value mem, ArrayRef<Value> shared, ValueRange coords,
+                       ValueRange ivs) const = 0;
   virtual Value getMask(OpAdaptor adaptor) const { return Value(); }
 
   LogicalResult
@@ -381,6 +369,7 @@ struct AtomicLowering : OpConversionPattern<OpTy> {
     Value mem = adaptor.getArray();
     auto type = cast<RankedTensorType>(op.getType());
     SmallVector<Value> extents = arrayExtents(rewriter, loc, mem);
+    SmallVector<Value> shared = prepare(rewriter, loc, mem);
     auto bufType = MemRefType::get(type.getShape(), type.getElementType());
     Value buf = memref::AllocOp::create(rewriter, loc, bufType,
                                         rewriter.getI64IntegerAttr(64));
@@ -397,7 +386,8 @@ struct AtomicLowering : OpConversionPattern<OpTy> {
                     auto ifOp = scf::IfOp::create(b, loc, lane.active);
                     OpBuilder::InsertionGuard guard(b);
                     b.setInsertionPointToStart(ifOp.thenBlock());
-                    Value old = update(b, loc, adaptor, mem, lane.coords, ivs);
+                    Value old = update(b, loc, adaptor, mem, shared,
+                                       lane.coords, ivs);
                     memref::StoreOp::create(b, loc, old, buf, ivs);
                   });
     Value result = bufferization::ToTensorOp::create(
@@ -411,34 +401,63 @@ struct AtomicRMWLowering : AtomicLowering<AtomicRMWOp> {
   using AtomicLowering::AtomicLowering;
   Value getMask(OpAdaptor adaptor) const override { return adaptor.getMask(); }
   Value update(OpBuilder &b, Location loc, OpAdaptor adaptor, Value mem,
-               ValueRange coords, ValueRange ivs) const override {
+               ArrayRef<Value>, ValueRange coords,
+               ValueRange ivs) const override {
     Value v = tensor::ExtractOp::create(b, loc, adaptor.getValue(), ivs);
-    return emitAtomic(b, loc, adaptor.getKind(), v, mem, coords);
+    return memref::AtomicRMWOp::create(
+        b, loc, rmwKind(adaptor.getKind(), v.getType()), v, mem, coords);
   }
 };
 
+/// Compare-and-swap through the runtime's __tile_cas_<bits>(address, cmp,
+/// value): the memref dialect's only CAS, generic_atomic_rmw, has a region
+/// buffer deallocation cannot analyze, and it rejects llvm.cmpxchg's unknown
+/// memory effects.
 struct AtomicCASLowering : AtomicLowering<AtomicCASOp> {
   using AtomicLowering::AtomicLowering;
+
+  /// The aligned base address, the offset, then the strides.
+  SmallVector<Value> prepare(OpBuilder &b, Location loc,
+                             Value mem) const override {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, mem);
+    SmallVector<Value> shared{
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem),
+        meta.getOffset()};
+    llvm::append_range(shared, meta.getStrides());
+    return shared;
+  }
+
   Value update(OpBuilder &b, Location loc, OpAdaptor adaptor, Value mem,
-               ValueRange coords, ValueRange ivs) const override {
+               ArrayRef<Value> shared, ValueRange coords,
+               ValueRange ivs) const override {
+    Value base = shared[0], offset = shared[1];
+    ArrayRef<Value> strides = shared.drop_front(2);
+    Type elem = cast<MemRefType>(mem.getType()).getElementType();
+    unsigned bits = elem.getIntOrFloatBitWidth();
+    Value linear = offset;
+    for (auto [c, stride] : llvm::zip(coords, strides))
+      linear = arith::AddIOp::create(
+          b, loc, linear, arith::MulIOp::create(b, loc, c, stride));
+    Value address = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, linear, indexConst(b, loc, bits / 8)));
+    address = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
     Value cmp = tensor::ExtractOp::create(b, loc, adaptor.getCmp(), ivs);
     Value v = tensor::ExtractOp::create(b, loc, adaptor.getValue(), ivs);
-    auto rmw = memref::GenericAtomicRMWOp::create(b, loc, mem, coords);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rmw.getBody());
-    Value current = rmw.getCurrentValue();
-    // Compare-and-swap compares bits, also for floats.
-    Value lhs = current, rhs = cmp;
-    if (auto ft = dyn_cast<FloatType>(current.getType())) {
-      Type it = b.getIntegerType(ft.getWidth());
-      lhs = arith::BitcastOp::create(b, loc, it, lhs);
-      rhs = arith::BitcastOp::create(b, loc, it, rhs);
+    // CAS compares bits: floats go through integers of their width.
+    Type bitsType = b.getIntegerType(bits);
+    if (isa<FloatType>(elem)) {
+      cmp = arith::BitcastOp::create(b, loc, bitsType, cmp);
+      v = arith::BitcastOp::create(b, loc, bitsType, v);
     }
-    Value eq =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
-    memref::AtomicYieldOp::create(
-        b, loc, arith::SelectOp::create(b, loc, eq, v, current));
-    return rmw.getResult();
+    // Declared by declareCasFunctions before the conversion.
+    Value old = func::CallOp::create(b, loc, casFunctionName(bits),
+                                     TypeRange{bitsType},
+                                     ValueRange{address, cmp, v})
+                    .getResult(0);
+    if (isa<FloatType>(elem))
+      old = arith::BitcastOp::create(b, loc, elem, old);
+    return old;
   }
 };
 
@@ -472,6 +491,26 @@ struct StrideLowering : OpConversionPattern<StrideOp> {
 };
 
 } // namespace
+
+void host::declareCasFunctions(ModuleOp module) {
+  SmallVector<unsigned> widths;
+  module.walk([&](AtomicCASOp op) {
+    unsigned bits = op.getArray().getType().getElementType().getIntOrFloatBitWidth();
+    if (!llvm::is_contained(widths, bits))
+      widths.push_back(bits);
+  });
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  for (unsigned bits : widths) {
+    std::string name = casFunctionName(bits);
+    if (module.lookupSymbol(name))
+      continue;
+    Type t = b.getIntegerType(bits);
+    auto decl = func::FuncOp::create(
+        b, module.getLoc(), name,
+        b.getFunctionType({b.getI64Type(), t, t}, {t}));
+    decl.setPrivate();
+  }
+}
 
 void host::populateMemoryPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns) {

@@ -10,6 +10,7 @@
 #include "dialects/tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::tile::host {
@@ -38,6 +39,9 @@ void buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// to `acc` and `next`; returns the yielded values.
 SmallVector<Value> cloneCombiner(OpBuilder &b, Region &combiner, ValueRange acc,
                                  ValueRange next);
+
+/// Declares the runtime's __tile_cas_<bits> for each tile.atomic_cas width.
+void declareCasFunctions(ModuleOp module);
 
 void populateMemoryPatterns(TypeConverter &converter,
                             RewritePatternSet &patterns);

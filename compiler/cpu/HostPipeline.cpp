@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/SubsetInsertionOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -86,10 +87,11 @@ static void buildBufferization(OpPassManager &pm) {
 
 static void buildLlvmLowering(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(host_linalg::createLinalgToLoops());
-  // bf16 arithmetic runs in f32; conversions to and from bf16 become
-  // integer code, so no soft-float runtime calls remain.
+  // f16 and bf16 arithmetic runs in f32, rounded back after every op (x86
+  // has no half arithmetic); conversions to and from bf16 become integer code.
+  pm.addPass(math::createMathExtendToSupportedTypes());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"bf16"};
+  emulate.sourceTypeStrs = {"f16", "bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
