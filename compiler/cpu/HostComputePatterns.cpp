@@ -327,11 +327,25 @@ struct SplatLowering : OpConversionPattern<SplatOp> {
   }
 };
 
+/// Layouts only exist for the GPU: on the host a conversion is the identity.
+struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (adaptor.getSrc().getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "the layouts are not erased");
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
 } // namespace
 
 void host::populateComputePatterns(TypeConverter &converter,
                                    RewritePatternSet &patterns) {
   patterns.add<MmaLowering, ReduceLowering, ScanLowering, BroadcastLowering,
                ExpandDimsLowering, ReshapeLowering, PermuteLowering,
-               IotaLowering, SplatLowering>(converter, patterns.getContext());
+               IotaLowering, SplatLowering, ConvertLayoutLowering>(
+      converter, patterns.getContext());
 }

@@ -34,7 +34,6 @@ BlockBounds computeBounds(OpBuilder &b, Location loc, Value mem,
                           ValueRange indices, ArrayRef<int64_t> block) {
   BlockBounds bounds;
   Value zero = indexConst(b, loc, 0);
-  bounds.inBounds = arith::ConstantIntOp::create(b, loc, 1, 1);
   for (auto [d, idx] : llvm::enumerate(indices)) {
     Value origin = arith::MulIOp::create(b, loc, toIndex(b, loc, idx),
                                          indexConst(b, loc, block[d]));
@@ -45,11 +44,15 @@ BlockBounds computeBounds(OpBuilder &b, Location loc, Value mem,
                                         origin, zero);
     Value highOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
                                          end, extent);
-    bounds.inBounds = arith::AndIOp::create(
-        b, loc, bounds.inBounds, arith::AndIOp::create(b, loc, lowOk, highOk));
+    Value ok = arith::AndIOp::create(b, loc, lowOk, highOk);
+    bounds.inBounds = bounds.inBounds
+                          ? arith::AndIOp::create(b, loc, bounds.inBounds, ok)
+                          : ok;
     bounds.origin.push_back(origin);
     bounds.extent.push_back(extent);
   }
+  if (!bounds.inBounds) // rank 0
+    bounds.inBounds = arith::ConstantIntOp::create(b, loc, 1, 1);
   return bounds;
 }
 
@@ -232,16 +235,17 @@ Lane computeLane(OpBuilder &b, Location loc, ValueRange indexTiles,
                  ArrayRef<Value> extents, Value mask, ValueRange ivs) {
   Lane lane;
   Value zero = indexConst(b, loc, 0);
-  lane.active = mask ? tensor::ExtractOp::create(b, loc, mask, ivs).getResult()
-                     : arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+  if (mask)
+    lane.active = tensor::ExtractOp::create(b, loc, mask, ivs);
   for (auto [d, tile] : llvm::enumerate(indexTiles)) {
     Value c = toIndex(b, loc, tensor::ExtractOp::create(b, loc, tile, ivs));
     Value lowOk =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, c, zero);
     Value highOk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, c,
                                          extents[d]);
-    lane.active = arith::AndIOp::create(
-        b, loc, lane.active, arith::AndIOp::create(b, loc, lowOk, highOk));
+    Value ok = arith::AndIOp::create(b, loc, lowOk, highOk);
+    lane.active =
+        lane.active ? arith::AndIOp::create(b, loc, lane.active, ok) : ok;
     lane.coords.push_back(c);
   }
   return lane;

@@ -91,23 +91,27 @@ LogicalResult rewriteMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  auto idx = [&](OpBuilder &bld, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(bld, loc, v);
+  // Index constants, created once before the loops.
+  DenseMap<int64_t, Value> constants;
+  auto idx = [&](int64_t v) -> Value {
+    Value &c = constants[v];
+    if (!c) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(op);
+      c = arith::ConstantIndexOp::create(rewriter, loc, v);
+    }
+    return c;
   };
   auto loop = [&](OpBuilder &bld, int64_t upper, int64_t step,
                   function_ref<void(OpBuilder &, Value)> body) {
-    scf::ForOp::create(bld, loc, idx(bld, 0), idx(bld, upper),
-                       idx(bld, step), ValueRange{},
+    scf::ForOp::create(bld, loc, idx(0), idx(upper), idx(step), ValueRange{},
                        [&](OpBuilder &inner, Location, Value iv, ValueRange) {
                          body(inner, iv);
                          scf::YieldOp::create(inner, loc);
                        });
   };
 
-  loop(rewriter, batch, 1, [&](OpBuilder &bb, Value bi) {
-    SmallVector<Value> prefix;
-    if (batched)
-      prefix.push_back(bi);
+  auto tiles = [&](OpBuilder &bb, ValueRange prefix) {
     auto at = [&](ValueRange rest) {
       SmallVector<Value> indices(prefix);
       indices.append(rest.begin(), rest.end());
@@ -115,18 +119,17 @@ LogicalResult rewriteMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
     };
     loop(bb, m, mr, [&](OpBuilder &ib, Value i0) {
       loop(ib, n, nr, [&](OpBuilder &jb, Value j0) {
-        SmallVector<Value> rowsIdx, colsIdx, accs;
-        for (int64_t r = 0; r < mr; ++r)
-          rowsIdx.push_back(arith::AddIOp::create(jb, loc, i0, idx(jb, r)));
-        for (int64_t v = 0; v < nv; ++v)
-          colsIdx.push_back(
-              arith::AddIOp::create(jb, loc, j0, idx(jb, v * vl)));
+        SmallVector<Value> rowsIdx{i0}, colsIdx{j0}, accs;
+        for (int64_t r = 1; r < mr; ++r)
+          rowsIdx.push_back(arith::AddIOp::create(jb, loc, i0, idx(r)));
+        for (int64_t v = 1; v < nv; ++v)
+          colsIdx.push_back(arith::AddIOp::create(jb, loc, j0, idx(v * vl)));
         for (int64_t r = 0; r < mr; ++r)
           for (int64_t v = 0; v < nv; ++v)
             accs.push_back(vector::LoadOp::create(
                 jb, loc, accVec, c, at({rowsIdx[r], colsIdx[v]})));
         auto kLoop = scf::ForOp::create(
-            jb, loc, idx(jb, 0), idx(jb, k), idx(jb, 1), accs,
+            jb, loc, idx(0), idx(k), idx(1), accs,
             [&](OpBuilder &kb, Location, Value kk, ValueRange iter) {
               SmallVector<Value> bRow, next;
               for (int64_t v = 0; v < nv; ++v)
@@ -140,14 +143,16 @@ LogicalResult rewriteMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
                     kb, loc,
                     memref::LoadOp::create(kb, loc, a, at({rowsIdx[r], kk})),
                     accElem, isUnsigned);
-                Value aVec = vector::BroadcastOp::create(kb, loc, accVec, aElem);
+                Value aVec =
+                    vector::BroadcastOp::create(kb, loc, accVec, aElem);
                 for (int64_t v = 0; v < nv; ++v) {
                   Value acc = iter[r * nv + v];
                   if (isFloat) {
                     next.push_back(
                         vector::FMAOp::create(kb, loc, aVec, bRow[v], acc));
                   } else {
-                    Value prod = arith::MulIOp::create(kb, loc, aVec, bRow[v]);
+                    Value prod =
+                        arith::MulIOp::create(kb, loc, aVec, bRow[v]);
                     next.push_back(arith::AddIOp::create(kb, loc, acc, prod));
                   }
                 }
@@ -160,7 +165,12 @@ LogicalResult rewriteMatmul(RewriterBase &rewriter, linalg::LinalgOp op,
                                     at({rowsIdx[r], colsIdx[v]}));
       });
     });
-  });
+  };
+  if (batched)
+    loop(rewriter, batch, 1,
+         [&](OpBuilder &bb, Value bi) { tiles(bb, ValueRange{bi}); });
+  else
+    tiles(rewriter, ValueRange{});
   rewriter.eraseOp(op);
   return success();
 }
