@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -257,7 +258,8 @@ LogicalResult tile::runTileLevelPasses(ModuleOp module,
                                        const CompileOptions &opts,
                                        StageList &stages,
                                        CompileFailure &failure) {
-  recordStage(module, "tile", opts, stages);
+  if (opts.skipStages.empty() || opts.skipStages.back() == "tile")
+    recordStage(module, "tile", opts, stages);
   PassManager pm(module->getContext());
   buildTileLevelPipeline(pm);
   return runStage(module, pm, "fused", opts, stages, failure);

@@ -28,6 +28,16 @@ struct CompileOptions {
   int numWarps = 0;           // 0: the compiler chooses
   int optLevel = 3;
   std::string dumpDir;        // when set, every stage is written there
+
+  // Debugging (tilec), as mlir-opt's flags of the same names; to stderr.
+  bool printIRAfterAll = false; // --print-ir-after-all
+  bool timePasses = false;      // --time-passes: a report per stage
+  bool printDebugInfo = false;  // --mlir-print-debuginfo: locations in the
+                                // recorded stages, line info in LLVM IR/PTX
+  /// Stages the input IR has already been through, in order (tilec resuming
+  /// from a dump or a reproducer): they do not run, and the input is
+  /// recorded as the last of them.
+  std::vector<std::string> skipStages;
 };
 
 /// The IR after each stage, in order: {"tile", text}, {"fused", text}, ...
@@ -62,10 +72,15 @@ void buildTileLevelPipeline(OpPassManager &pm);
 /// Runs `pm` on `module` as the compile stage `stage`. On success the IR is
 /// appended to `stages` (and written to the dump dir); on failure `failure`
 /// gets the diagnostics and a reproducer: the stage's input IR, with
-/// locations, headed by the pipeline that failed on it.
+/// locations, headed by the pipeline that failed on it. A skipped stage does
+/// not run (the last skipped one records the input); the debugging options
+/// (IR after every pass, pass timing) apply to `pm`.
 LogicalResult runStage(ModuleOp module, PassManager &pm, StringRef stage,
                        const CompileOptions &opts, StageList &stages,
                        CompileFailure &failure);
+
+/// Whether `stage` is one the input has already been through (resuming).
+bool isSkippedStage(const CompileOptions &opts, StringRef stage);
 
 /// Appends the module's IR to `stages` as `stage` and, with a dump dir (the
 /// option, else $TILE_DUMP_DIR), writes it to <dir>/<kernel>.<stage>.mlir.

@@ -4,9 +4,11 @@
 #include "compiler/cpu/HostRuntime.h"
 #include "compiler/cpu/HostThreadPool.h"
 
+#include "compiler/cpu/HostPatterns.h"
 #include "dialects/tile/TileDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -33,15 +35,28 @@ static void initializeNativeTarget() {
   });
 }
 
-/// The ABI class of each kernel argument; fails on types the ABI lacks.
+/// The ABI class of each kernel argument; fails on types the ABI lacks. A
+/// kernel resumed after convert-tile-to-host has memrefs for arrays and its
+/// grid arguments already.
 static LogicalResult describeArgs(func::FuncOp func,
                                   std::vector<HostArg> &args) {
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+  ArrayRef<Type> types = func.getArgumentTypes();
+  unsigned n = types.size();
+  if (n >= host::kNumGridArgs &&
+      func.getArgAttr(n - host::kNumGridArgs, "tile.grid"))
+    n -= host::kNumGridArgs;
+  for (unsigned i = 0; i < n; ++i) {
+    Type type = types[i];
     HostArg arg;
     if (auto array = dyn_cast<ArrayType>(type)) {
       arg.kind = HostArg::Kind::Array;
       arg.shape.assign(array.getShape().begin(), array.getShape().end());
       arg.strides.assign(array.getStrides().begin(), array.getStrides().end());
+    } else if (auto memref = dyn_cast<MemRefType>(type)) {
+      auto [strides, offset] = memref.getStridesAndOffset();
+      arg.kind = HostArg::Kind::Array;
+      arg.shape.assign(memref.getShape().begin(), memref.getShape().end());
+      arg.strides.assign(strides.begin(), strides.end());
     } else if (type.isInteger(32)) {
       arg.kind = HostArg::Kind::I32;
     } else if (type.isInteger(64)) {
@@ -142,7 +157,7 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
     error = errorToString(std::move(err));
     return failure();
   }
-  if (!opts.dumpDir.empty() || getenv("TILE_DUMP_DIR")) {
+  {
     std::string text;
     llvm::raw_string_ostream os(text);
     llvmModule->print(os, nullptr);
@@ -171,21 +186,18 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
     failure.message = message.str();
     return FailureOr<std::unique_ptr<HostKernel>>(LogicalResult::failure());
   };
-  func::FuncOp func;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr("tile.kernel")) {
-      func = f;
-      break;
-    }
-  if (!func)
-    return fail("tile", "error: the module has no tile.kernel function\n");
-
   auto kernel = std::make_unique<HostKernel>();
-  kernel->name = func.getSymName().str();
-  {
+  kernel->name = getKernelName(module);
+  auto func = module.lookupSymbol<func::FuncOp>(kernel->name);
+  if (!module.lookupSymbol(kernel->name))
+    return fail("tile", "error: the module has no tile.kernel function\n");
+  if (func) {
     DiagnosticCollector diagnostics(module->getContext());
     if (failed(describeArgs(func, kernel->args)))
       return fail("tile", diagnostics.take());
+  } else {
+    // Resumed from the LLVM dialect: the signature is gone.
+    kernel->launchable = false;
   }
   // The packing plan: each packed argument points at a flat slot.
   int slot = 0;
@@ -208,6 +220,9 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
   for (StringRef stage : getHostStageNames()) {
     PassManager pm(module->getContext());
     buildHostStage(pm, stage);
+    // Debug scopes turn the ops' locations into line info in the LLVM IR.
+    if (stage == "llvm" && opts.printDebugInfo)
+      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
     if (failed(runStage(module, pm, stage, opts, kernel->stages, failure)))
       return LogicalResult::failure();
   }
@@ -222,6 +237,9 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
 
 std::string HostKernel::launch(std::array<int64_t, 3> grid,
                                const uint64_t *flat) const {
+  if (!launchable)
+    return "compiled from the LLVM dialect, which no longer says which "
+           "arguments are arrays: compile an earlier stage to launch it";
   // Extents and strides the kernel was specialized for must match.
   const uint64_t *slot = flat;
   for (auto [i, arg] : llvm::enumerate(args)) {

@@ -57,6 +57,9 @@ public:
   const StageList &getStages() const { return stages; }
   const std::vector<HostArg> &getArgs() const { return args; }
   size_t getNumFlatArgs() const { return numFlat; }
+  /// False when compiled from a stage that lost the tile signature (the
+  /// LLVM dialect): such a kernel only has its stages.
+  bool isLaunchable() const { return launchable; }
 
   /// Runs the grid on the flat arguments, packed as described above. Returns
   /// an error message (empty on success). Safe to call from several threads.
@@ -75,6 +78,7 @@ private:
   std::vector<int> plan;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*entry)(void **) = nullptr;
+  bool launchable = true;
 };
 
 } // namespace mlir::tile

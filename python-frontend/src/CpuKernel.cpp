@@ -30,6 +30,10 @@ public:
 
   void launch(const std::array<int64_t, 3> &grid, const py::tuple &args,
               uintptr_t) override {
+    if (!host->isLaunchable())
+      throw LaunchError{"kernel '" + name + "' was compiled from the LLVM "
+                        "dialect, which no longer says which arguments are "
+                        "arrays: compile an earlier stage to launch it"};
     size_t n = host->getNumFlatArgs();
     if (static_cast<size_t>(args.size()) != n)
       throw LaunchError{"kernel '" + name + "' takes " + std::to_string(n) +
