@@ -629,3 +629,91 @@ def test_dump_dir(tmp_path):
     for stage in ("tile", "fused", "host", "bufferized", "llvm"):
         assert f"dumped.{stage}.mlir" in names
     assert "dumped.llvm-ir.ll" in names and "llvm-ir" in k.asm
+
+
+def test_low_precision_mma_in_kernel():
+    """bf16 inputs (made in the kernel: NumPy has no bfloat16) with an f32
+    accumulator, and f16 inputs with an f16 accumulator."""
+    A = array_type(2)
+    H = array_type(2, np.float16)
+    k = compile_cpu(f"""
+        func.func @lowp(%a: {A}, %b: {A}, %c: {A}, %ha: {H}, %hb: {H}, %hc: {H}) attributes {{tile.kernel}} {{
+          %c0 = arith.constant 0 : i32
+          %x = tile.load %a[%c0, %c0] : {A} -> tensor<32x16xf32>
+          %y = tile.load %b[%c0, %c0] : {A} -> tensor<16x64xf32>
+          %xb = arith.truncf %x : tensor<32x16xf32> to tensor<32x16xbf16>
+          %yb = arith.truncf %y : tensor<16x64xf32> to tensor<16x64xbf16>
+          %z = arith.constant dense<0.0> : tensor<32x64xf32>
+          %m = tile.mma %xb, %yb, %z : tensor<32x16xbf16>, tensor<16x64xbf16> -> tensor<32x64xf32>
+          tile.store %c[%c0, %c0], %m : {A}, tensor<32x64xf32>
+          %hx = tile.load %ha[%c0, %c0] : {H} -> tensor<32x16xf16>
+          %hy = tile.load %hb[%c0, %c0] : {H} -> tensor<16x64xf16>
+          %hz = arith.constant dense<0.0> : tensor<32x64xf16>
+          %hm = tile.mma %hx, %hy, %hz : tensor<32x16xf16>, tensor<16x64xf16> -> tensor<32x64xf16>
+          tile.store %hc[%c0, %c0], %hm : {H}, tensor<32x64xf16>
+          return
+        }}""")
+    a = RNG.standard_normal((32, 16)).astype(np.float32)
+    b = RNG.standard_normal((16, 64)).astype(np.float32)
+    c = poisoned((32, 64))
+    ha, hb = a.astype(np.float16), b.astype(np.float16)
+    hc = poisoned((32, 64), np.float16)
+    k.launch((1, 1, 1), flat(a, b, c, ha, hb, hc))
+
+    def bf16(x):  # round to nearest even, as the kernel's truncf
+        u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+        return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+    assert_close(c, bf16(a) @ bf16(b), rtol=1e-5, atol=1e-5)
+    want = ha.astype(np.float64) @ hb.astype(np.float64)
+    np.testing.assert_allclose(hc.astype(np.float64), want, rtol=1e-2, atol=5e-2)
+
+
+def test_wide_scalar_arguments():
+    A = array_type(1, np.float64)
+    I = array_type(1, np.int64)
+    k = compile_cpu(f"""
+        func.func @scalars(%o: {A}, %p: {I}, %s: f64, %t: i64) attributes {{tile.kernel}} {{
+          %c0 = arith.constant 0 : i32
+          %sv = tile.splat %s : tensor<4xf64>
+          tile.store %o[%c0], %sv : {A}, tensor<4xf64>
+          %tv = tile.splat %t : tensor<4xi64>
+          tile.store %p[%c0], %tv : {I}, tensor<4xi64>
+          return
+        }}""")
+    o, p = poisoned(4, np.float64), poisoned(4, np.int64)
+    k.launch((1, 1, 1), flat(o, p, 0.1, 2**40 + 3))
+    assert (o == 0.1).all() and (p == 2**40 + 3).all()
+
+
+def test_concurrent_launches_from_threads():
+    """Launches release the GIL; several Python threads share the pool."""
+    import threading
+    A = array_type(1)
+    k = compile_cpu(f"""
+        func.func @twice(%x: {A}, %o: {A}) attributes {{tile.kernel}} {{
+          %i = tile.bid 0
+          %a = tile.load %x[%i] : {A} -> tensor<256xf32>
+          %b = arith.addf %a, %a : tensor<256xf32>
+          tile.store %o[%i], %b : {A}, tensor<256xf32>
+          return
+        }}""")
+    n = 1 << 16
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            x = rng.standard_normal(n).astype(np.float32)
+            o = poisoned(n)
+            k.launch((n // 256, 1, 1), flat(x, o))
+            if not np.array_equal(o, 2 * x):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
