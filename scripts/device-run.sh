@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in the tree the device tool copies, with bundle/
+# carried: the GPU test suite, the examples and the benchmarks, results to $OUT.
+# Usage: bash scripts/device-run.sh [tests|examples|bench|all] [bench args...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/tile-out}
+mkdir -p "$OUT"
+what=${1:-all}; shift || true
+[ -d bundle ] || tar xJf bundle.tar.xz
+cp bundle/python/tile/_tile*.so python-frontend/tile/
+export PYTHONPATH=$PWD/python-frontend PYTHONUNBUFFERED=1 TILE_BACKEND=cuda
+export TILE_CACHE_DIR=${TILE_CACHE_DIR:-/tmp/tile-cache} TILE_OPT=$PWD/bundle/bin/tile-opt
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+status=0
+if [[ $what == all || $what == tests ]]; then
+  timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -m "gpu or numerics" --timeout=120 -p no:cacheprovider test/python \
+    2>&1 | tee "$OUT/pytest-gpu.txt" | tail -40
+  status=${PIPESTATUS[0]}
+fi
+if [[ $what == all || $what == examples ]]; then
+  for ex in examples/*.py; do
+    echo "== $ex"; python3 "$ex" 2>&1 | tail -5 || status=1
+  done 2>&1 | tee "$OUT/examples.txt"
+fi
+if [[ $what == all || $what == bench ]]; then
+  timeout ${BENCH_TIMEOUT:-300} python3 bench/bench.py --out "$OUT" "$@" 2>&1 | tee "$OUT/bench-log.txt" | tail -60
+fi
+exit $status
