@@ -152,8 +152,9 @@ struct ConvertTileToHostPass
     converter.addConversion(
         [](ArrayType type) -> Type { return host::getArrayMemRefType(type); });
 
+    DenseSet<Operation *> inPlaceLoads = host::findInPlaceLoads(module);
     RewritePatternSet patterns(ctx);
-    host::populateMemoryPatterns(converter, patterns);
+    host::populateMemoryPatterns(converter, patterns, inPlaceLoads);
     host::populateComputePatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -116,7 +117,10 @@ void copyBlock(OpBuilder &b, Location loc, Value src, Value dst,
 }
 
 struct LoadLowering : OpConversionPattern<LoadOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LoadLowering(TypeConverter &converter, MLIRContext *ctx,
+               const DenseSet<Operation *> &inPlace)
+      : OpConversionPattern(converter, ctx), inPlace(inPlace) {}
+
   LogicalResult
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -130,24 +134,73 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
       perm = llvm::to_vector(*order);
     else
       perm = llvm::to_vector(llvm::seq<int64_t>(0, block.size()));
-
+    unsigned rank = block.size();
     BlockBounds bounds =
         computeBounds(rewriter, loc, mem, adaptor.getIndices(), block);
-    auto bufType = MemRefType::get(resultType.getShape(), elem);
-    Value buf = memref::AllocOp::create(rewriter, loc, bufType,
-                                        rewriter.getI64IntegerAttr(64));
     Value pad;
     if (auto padding = op.getPaddingAttr())
       pad = arith::ConstantOp::create(rewriter, loc, elem, padding);
     else
       pad = zeroOf(rewriter, loc, elem);
+    auto bufType = MemRefType::get(resultType.getShape(), elem);
 
-    unsigned rank = block.size();
+    // The partial block: the padding everywhere, then the in-bounds part.
+    auto fillPartial = [&](OpBuilder &b, Location loc, Value buf) {
+      linalg::FillOp::create(b, loc, ValueRange{pad}, ValueRange{buf});
+      BlockPart part = computePart(b, loc, bounds, block);
+      Value src = memref::SubViewOp::create(b, loc, mem, part.arrayOffset,
+                                            part.size, unitStrides(b, rank));
+      SmallVector<OpFoldResult> dstOffsets, dstSizes;
+      for (int64_t p : perm) {
+        dstOffsets.push_back(part.lo[p]);
+        dstSizes.push_back(part.size[p]);
+      }
+      Value dst = memref::SubViewOp::create(b, loc, buf, dstOffsets, dstSizes,
+                                            unitStrides(b, rank));
+      copyBlock(b, loc, src, dst, perm);
+    };
+    SmallVector<OpFoldResult> offsets(bounds.origin.begin(),
+                                      bounds.origin.end());
+
+    if (inPlace.contains(op)) {
+      // Reads the array where it is when the block is inside it; the partial
+      // block's buffer is cast to the same strided type.
+      auto viewType = memref::SubViewOp::inferResultType(
+          cast<MemRefType>(mem.getType()),
+          SmallVector<int64_t>(rank, ShapedType::kDynamic), block,
+          SmallVector<int64_t>(rank, 1));
+      auto ifOp = scf::IfOp::create(
+          rewriter, loc, bounds.inBounds,
+          [&](OpBuilder &b, Location loc) {
+            Value view = memref::SubViewOp::create(
+                b, loc, viewType, mem, offsets, staticSizes(b, block),
+                unitStrides(b, rank));
+            scf::YieldOp::create(
+                b, loc,
+                bufferization::ToTensorOp::create(b, loc, resultType, view,
+                                                  /*restrict=*/true)
+                    .getResult());
+          },
+          [&](OpBuilder &b, Location loc) {
+            Value buf = memref::AllocOp::create(b, loc, bufType,
+                                                b.getI64IntegerAttr(64));
+            fillPartial(b, loc, buf);
+            Value cast = memref::CastOp::create(b, loc, viewType, buf);
+            scf::YieldOp::create(
+                b, loc,
+                bufferization::ToTensorOp::create(b, loc, resultType, cast,
+                                                  /*restrict=*/true)
+                    .getResult());
+          });
+      rewriter.replaceOp(op, ifOp.getResults());
+      return success();
+    }
+
+    Value buf = memref::AllocOp::create(rewriter, loc, bufType,
+                                        rewriter.getI64IntegerAttr(64));
     scf::IfOp::create(
         rewriter, loc, bounds.inBounds,
         [&](OpBuilder &b, Location loc) {
-          SmallVector<OpFoldResult> offsets(bounds.origin.begin(),
-                                            bounds.origin.end());
           Value src = memref::SubViewOp::create(b, loc, mem, offsets,
                                                 staticSizes(b, block),
                                                 unitStrides(b, rank));
@@ -155,19 +208,7 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
           scf::YieldOp::create(b, loc);
         },
         [&](OpBuilder &b, Location loc) {
-          linalg::FillOp::create(b, loc, ValueRange{pad}, ValueRange{buf});
-          BlockPart part = computePart(b, loc, bounds, block);
-          Value src = memref::SubViewOp::create(b, loc, mem, part.arrayOffset,
-                                                part.size,
-                                                unitStrides(b, rank));
-          SmallVector<OpFoldResult> dstOffsets, dstSizes;
-          for (int64_t p : perm) {
-            dstOffsets.push_back(part.lo[p]);
-            dstSizes.push_back(part.size[p]);
-          }
-          Value dst = memref::SubViewOp::create(b, loc, buf, dstOffsets,
-                                                dstSizes, unitStrides(b, rank));
-          copyBlock(b, loc, src, dst, perm);
+          fillPartial(b, loc, buf);
           scf::YieldOp::create(b, loc);
         });
     Value result = bufferization::ToTensorOp::create(
@@ -175,6 +216,9 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+private:
+  const DenseSet<Operation *> &inPlace;
 };
 
 struct StoreLowering : OpConversionPattern<StoreOp> {
@@ -219,6 +263,85 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     return success();
   }
 };
+
+//===----------------------------------------------------------------------===//
+// Loads that need no copy
+//===----------------------------------------------------------------------===//
+
+bool isMemoryWrite(Operation *op) {
+  return isa<StoreOp, ScatterOp, AtomicRMWOp, AtomicCASOp, CallOpInterface>(
+      op);
+}
+
+/// Whether `op` or an op nested in it may write memory.
+bool mayWriteMemory(Operation *op) {
+  WalkResult result = op->walk([](Operation *inner) {
+    return isMemoryWrite(inner) ? WalkResult::interrupt()
+                                : WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Ops whose result may share the operand's buffer after bufferization.
+bool isView(Operation *op) {
+  return isa<ReshapeOp, ExpandDimsOp, ConvertLayoutOp, tensor::ExtractSliceOp,
+             tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+      op);
+}
+
+/// A load may read the array in place (a view instead of a copy) when no
+/// write can come between it and the last read of the data. Reads happen
+/// wherever a value computed from the load is used, since later passes may
+/// fuse a computation into its consumers; values are followed through the
+/// block, into nested regions (whose op then counts as the use), and views
+/// must not escape through terminators or feed writes (which could then
+/// copy between overlapping arrays).
+bool canLoadInPlace(LoadOp load) {
+  if (load.getOrder())
+    return false; // a transposing copy is needed anyway
+  Block *block = load->getBlock();
+  Operation *last = load;
+  SmallVector<std::pair<Value, bool>> work{{load.getResult(), true}};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    auto [value, isViewOfLoad] = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (Operation *user : value.getUsers()) {
+      if (isViewOfLoad && (isMemoryWrite(user) ||
+                           user->hasTrait<OpTrait::IsTerminator>()))
+        return false;
+      Operation *anchor = block->findAncestorOpInBlock(*user);
+      if (!anchor)
+        return false;
+      if (last->isBeforeInBlock(anchor))
+        last = anchor;
+      bool view = isViewOfLoad && anchor == user && isView(user);
+      for (Value result : anchor->getResults())
+        work.push_back({result, view});
+    }
+  }
+  if (last != load && last->getNumRegions() > 0 && mayWriteMemory(last))
+    return false;
+  for (Operation *op = load->getNextNode(); op && op != last;
+       op = op->getNextNode())
+    if (mayWriteMemory(op))
+      return false;
+  return true;
+}
+
+} // namespace
+
+DenseSet<Operation *> host::findInPlaceLoads(ModuleOp module) {
+  DenseSet<Operation *> loads;
+  module.walk([&](LoadOp load) {
+    if (canLoadInPlace(load))
+      loads.insert(load);
+  });
+  return loads;
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Element-indexed access
@@ -517,8 +640,10 @@ void host::declareCasFunctions(ModuleOp module) {
 }
 
 void host::populateMemoryPatterns(TypeConverter &converter,
-                                  RewritePatternSet &patterns) {
-  patterns.add<LoadLowering, StoreLowering, GatherLowering, ScatterLowering,
+                                  RewritePatternSet &patterns,
+                                  const DenseSet<Operation *> &inPlaceLoads) {
+  patterns.add<LoadLowering>(converter, patterns.getContext(), inPlaceLoads);
+  patterns.add<StoreLowering, GatherLowering, ScatterLowering,
                AtomicRMWLowering, AtomicCASLowering, DimLowering,
                StrideLowering>(converter, patterns.getContext());
 }

@@ -43,8 +43,14 @@ SmallVector<Value> cloneCombiner(OpBuilder &b, Region &combiner, ValueRange acc,
 /// Declares the runtime's __tile_cas_<bits> for each tile.atomic_cas width.
 void declareCasFunctions(ModuleOp module);
 
+/// The loads that may read their array in place, without a copy (see
+/// canLoadInPlace in HostMemoryPatterns.cpp).
+DenseSet<Operation *> findInPlaceLoads(ModuleOp module);
+
+/// `inPlaceLoads` must outlive the patterns.
 void populateMemoryPatterns(TypeConverter &converter,
-                            RewritePatternSet &patterns);
+                            RewritePatternSet &patterns,
+                            const DenseSet<Operation *> &inPlaceLoads);
 void populateComputePatterns(TypeConverter &converter,
                              RewritePatternSet &patterns);
 

@@ -717,3 +717,56 @@ def test_concurrent_launches_from_threads():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_loads_are_not_changed_by_later_stores():
+    """A tile loaded before a store to the same memory keeps its values; an
+    in-place update (output = input) reads before it writes."""
+    A = array_type(1)
+    k = compile_cpu(f"""
+        func.func @swap(%x: {A}, %y: {A}, %old: {A}) attributes {{tile.kernel}} {{
+          %i = tile.bid 0
+          %a = tile.load %x[%i] : {A} -> tensor<64xf32>
+          %b = tile.load %y[%i] : {A} -> tensor<64xf32>
+          %one = arith.constant dense<1.0> : tensor<64xf32>
+          %a1 = arith.addf %a, %one : tensor<64xf32>
+          tile.store %x[%i], %a1 : {A}, tensor<64xf32>
+          tile.store %y[%i], %a : {A}, tensor<64xf32>
+          %d = arith.subf %a, %b : tensor<64xf32>
+          tile.store %old[%i], %d : {A}, tensor<64xf32>
+          return
+        }}""")
+    n = 200
+    x0 = RNG.standard_normal(n).astype(np.float32)
+    y0 = RNG.standard_normal(n).astype(np.float32)
+    x, y, old = x0.copy(), y0.copy(), poisoned(n)
+    k.launch((cdiv(n, 64), 1, 1), flat(x, y, old))
+    assert_close(x, x0 + 1.0)
+    assert_close(y, x0)
+    assert_close(old, x0.astype(np.float64) - y0)
+    # The same array as both x and y: the stores must not change what was
+    # loaded (old = x0 - x0 = 0), and the last store wins.
+    x = x0.copy()
+    old = poisoned(n)
+    k.launch((cdiv(n, 64), 1, 1), flat(x, x, old))
+    assert_close(old, np.zeros(n))
+    assert_close(x, x0)
+
+
+def test_in_place_update_through_aliased_arguments():
+    A = array_type(1)
+    k = compile_cpu(f"""
+        func.func @axpy(%x: {A}, %y: {A}, %o: {A}) attributes {{tile.kernel}} {{
+          %i = tile.bid 0
+          %a = tile.load %x[%i] : {A} -> tensor<128xf32>
+          %b = tile.load %y[%i] : {A} -> tensor<128xf32>
+          %c = arith.addf %a, %b : tensor<128xf32>
+          tile.store %o[%i], %c : {A}, tensor<128xf32>
+          return
+        }}""")
+    n = 1000
+    x0 = RNG.standard_normal(n).astype(np.float32)
+    y = RNG.standard_normal(n).astype(np.float32)
+    x = x0.copy()
+    k.launch((cdiv(n, 128), 1, 1), flat(x, y, x))
+    assert_close(x, x0.astype(np.float64) + y)

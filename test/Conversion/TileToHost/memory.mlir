@@ -32,9 +32,9 @@ func.func @metadata(%x: !tile.array<?x?xf32>) -> (i32, i32) attributes {tile.ker
 
 // -----
 
-// A load copies its block into a fresh buffer: a static-size copy when the
-// block is inside the array, else the padding everywhere and a copy of the
-// part that is inside.
+// A load whose tile escapes (here, returned) copies its block into a fresh
+// buffer: a static-size copy when the block is inside the array, else the
+// padding everywhere and a copy of the part that is inside.
 // CHECK-LABEL: func.func @load
 // CHECK-SAME: (%[[X:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -44,8 +44,8 @@ func.func @metadata(%x: !tile.array<?x?xf32>) -> (i32, i32) attributes {tile.ker
 // CHECK: %[[E0:.*]] = arith.addi %[[R0]], %[[C16]]
 // CHECK: arith.cmpi sge, %[[R0]], %[[C0]]
 // CHECK: arith.cmpi sle, %[[E0]], %[[D0]]
-// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK: %[[PAD:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK: scf.if %{{.*}} {
 // CHECK:   %[[SV:.*]] = memref.subview %[[X]][%[[R0]], %{{.*}}] [16, 32] [1, 1] : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<16x32xf32, strided<[?, 1], offset: ?>>
 // CHECK:   linalg.copy ins(%[[SV]] : {{.*}}) outs(%[[BUF]] : memref<16x32xf32>)
@@ -105,5 +105,50 @@ func.func @load_transposed(%x: !tile.array<?x?xf32>, %i: i32, %j: i32) -> tensor
 // CHECK: }
 func.func @store(%x: !tile.array<?xf32, strides = [1]>, %i: i32, %t: tensor<128xf32>) attributes {tile.kernel} {
   tile.store %x[%i], %t : !tile.array<?xf32, strides = [1]>, tensor<128xf32>
+  return
+}
+
+// -----
+
+// A load read before any write reads the array in place when the block is
+// inside it; a partial block gets a padded buffer of the same strided type.
+// CHECK-LABEL: func.func @load_in_place
+// CHECK-SAME: (%[[X:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[Y:.*]]: memref<?xf32, strided<[1], offset: ?>>
+// CHECK: %[[T:.*]] = scf.if %{{.*}} -> (tensor<64xf32>) {
+// CHECK:   %[[SV:.*]] = memref.subview %[[X]][%{{.*}}] [64] [1] : memref<?xf32, strided<[1], offset: ?>> to memref<64xf32, strided<[1], offset: ?>>
+// CHECK:   %[[V:.*]] = bufferization.to_tensor %[[SV]] restrict : memref<64xf32, strided<[1], offset: ?>> to tensor<64xf32>
+// CHECK:   scf.yield %[[V]]
+// CHECK: } else {
+// CHECK:   %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// CHECK:   linalg.fill
+// CHECK:   linalg.copy
+// CHECK:   %[[CAST:.*]] = memref.cast %[[BUF]] : memref<64xf32> to memref<64xf32, strided<[1], offset: ?>>
+// CHECK:   %[[P:.*]] = bufferization.to_tensor %[[CAST]] restrict
+// CHECK:   scf.yield %[[P]]
+// CHECK: }
+// CHECK: arith.negf %[[T]]
+func.func @load_in_place(%x: !tile.array<?xf32, strides = [1]>, %y: !tile.array<?xf32, strides = [1]>, %i: i32) attributes {tile.kernel} {
+  %t = tile.load %x[%i] : !tile.array<?xf32, strides = [1]> -> tensor<64xf32>
+  %n = arith.negf %t : tensor<64xf32>
+  tile.store %y[%i], %n : !tile.array<?xf32, strides = [1]>, tensor<64xf32>
+  return
+}
+
+// -----
+
+// A tile still read after a write (the arrays may be the same memory) is
+// copied, and so is one stored as is (the arrays may overlap).
+// CHECK-LABEL: func.func @load_then_write
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: linalg.copy
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: linalg.copy
+// CHECK-NOT: to_tensor %{{.*}} restrict :
+func.func @load_then_write(%x: !tile.array<?xf32, strides = [1]>, %y: !tile.array<?xf32, strides = [1]>, %i: i32) attributes {tile.kernel} {
+  %t = tile.load %x[%i] : !tile.array<?xf32, strides = [1]> -> tensor<64xf32>
+  %u = tile.load %y[%i] : !tile.array<?xf32, strides = [1]> -> tensor<64xf32>
+  tile.store %y[%i], %t : !tile.array<?xf32, strides = [1]>, tensor<64xf32>
+  %n = arith.negf %u : tensor<64xf32>
+  tile.store %x[%i], %n : !tile.array<?xf32, strides = [1]>, tensor<64xf32>
   return
 }
