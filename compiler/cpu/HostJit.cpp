@@ -181,9 +181,15 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
 FailureOr<std::unique_ptr<HostKernel>>
 tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
                     CompileFailure &failure) {
+  // Failures outside a pass pipeline: the module as it is reproduces them.
   auto fail = [&](StringRef stage, const Twine &message) {
     failure.stage = stage.str();
     failure.message = message.str();
+    std::string input;
+    llvm::raw_string_ostream os(input);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+    failure.reproducer =
+        writeReproducer(getKernelName(module), stage, "", input, opts);
     return FailureOr<std::unique_ptr<HostKernel>>(LogicalResult::failure());
   };
   auto kernel = std::make_unique<HostKernel>();

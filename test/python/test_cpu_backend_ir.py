@@ -592,6 +592,12 @@ def test_compile_errors_carry_stage_and_location():
     with pytest.raises(_tile.CompileError) as e:
         _tile.compile("module {}", "cpu", {})
     assert "no tile.kernel" in str(e.value)
+    with pytest.raises(_tile.CompileError) as e:
+        _tile.compile('func.func @k(%h: i16) attributes {tile.kernel} {\n  return\n}'
+                      ' loc("k.py":3:1)', "cpu", {})
+    assert e.value.stage == "tile"
+    assert "k.py:3:1: error: argument 0 has type 'i16'" in str(e.value)
+    assert open(e.value.reproducer).read().count("func.func @k") == 1
     with pytest.raises(_tile.CompileError, match="unknown target"):
         _tile.compile("module {}", "tpu", {})
 
