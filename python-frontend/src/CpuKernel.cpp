@@ -44,8 +44,16 @@ public:
     size_t pos = 0;
     for (const HostArg &arg : host->getArgs()) {
       if (arg.kind == HostArg::Kind::Array) {
-        slots[pos] = reinterpret_cast<uintptr_t>(
-            PyLong_AsVoidPtr(args[pos].ptr()));
+        // PyLong_AsVoidPtr takes exact ints only; others go through
+        // __index__ (NumPy integers).
+        PyObject *ptr = args[pos].ptr();
+        py::object index;
+        if (!PyLong_Check(ptr)) {
+          index = py::reinterpret_steal<py::object>(PyNumber_Index(ptr));
+          check(pos, "a data pointer (int)");
+          ptr = index.ptr();
+        }
+        slots[pos] = reinterpret_cast<uintptr_t>(PyLong_AsVoidPtr(ptr));
         check(pos, "a data pointer (int)");
         for (unsigned i = 1; i < arg.numFlat(); ++i)
           storeInt(slots, args, pos + i, /*bits=*/64);
