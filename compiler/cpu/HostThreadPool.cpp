@@ -23,8 +23,27 @@ unsigned threadCount() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// Workers sleep until a job arrives, then take chunks from a shared counter
-/// together with the submitting thread.
+/// One launch: chunks of [0, total) handed out by an atomic counter.
+struct Job {
+  llvm::function_ref<void(int64_t, int64_t)> body;
+  int64_t total, chunk;
+  std::atomic<int64_t> next{0};
+  unsigned users = 0; // workers inside the job (guarded by the pool mutex)
+
+  void work() {
+    for (;;) {
+      int64_t begin = next.fetch_add(chunk);
+      if (begin >= total)
+        return;
+      body(begin, std::min(total, begin + chunk));
+    }
+  }
+};
+
+/// Workers sleep until a job arrives, then take chunks together with the
+/// submitting thread. The submitter waits only for workers that joined: one
+/// that wakes after the work ran out finds no job, so a slow wake-up (a busy
+/// machine) never delays a launch.
 class Pool {
 public:
   explicit Pool(unsigned numWorkers) {
@@ -45,32 +64,21 @@ public:
   void run(int64_t n, llvm::function_ref<void(int64_t, int64_t)> fn) {
     std::lock_guard<std::mutex> turn(submitMutex);
     int64_t participants = workers.size() + 1;
+    // Several chunks per thread even out blocks of unequal cost.
+    Job job{fn, n, std::max<int64_t>(1, n / (4 * participants))};
     {
       std::lock_guard<std::mutex> lock(mutex);
-      body = fn;
-      total = n;
-      // Several chunks per thread even out blocks of unequal cost.
-      chunk = std::max<int64_t>(1, n / (4 * participants));
-      next.store(0);
-      busy = workers.size();
+      current = &job;
       ++generation;
     }
     wake.notify_all();
-    work();
+    job.work();
     std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] { return busy == 0; });
+    current = nullptr;
+    done.wait(lock, [&] { return job.users == 0; });
   }
 
 private:
-  void work() {
-    for (;;) {
-      int64_t begin = next.fetch_add(chunk);
-      if (begin >= total)
-        return;
-      body(begin, std::min(total, begin + chunk));
-    }
-  }
-
   void workerLoop() {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(mutex);
@@ -79,11 +87,15 @@ private:
       if (stop)
         return;
       seen = generation;
+      Job *job = current;
+      if (!job)
+        continue;
+      ++job->users;
       lock.unlock();
-      work();
+      job->work();
       lock.lock();
-      if (--busy == 0)
-        done.notify_one();
+      if (--job->users == 0)
+        done.notify_all();
     }
   }
 
@@ -92,10 +104,7 @@ private:
   std::condition_variable wake, done;
   bool stop = false;
   uint64_t generation = 0;
-  unsigned busy = 0;
-  llvm::function_ref<void(int64_t, int64_t)> body;
-  int64_t total = 0, chunk = 1;
-  std::atomic<int64_t> next{0};
+  Job *current = nullptr;
 };
 
 Pool *getPool() {
