@@ -276,8 +276,7 @@ std::string HostKernel::launch(std::array<int64_t, 3> grid,
     return {};
 
   static const int64_t zero = 0;
-  std::vector<void *> packedTemplate;
-  packedTemplate.reserve(plan.size() + 6);
+  SmallVector<void *, 32> packedTemplate;
   for (int s : plan)
     packedTemplate.push_back(s < 0 ? static_cast<void *>(
                                          const_cast<int64_t *>(&zero))
@@ -285,7 +284,7 @@ std::string HostKernel::launch(std::array<int64_t, 3> grid,
   int32_t sizes[3] = {int32_t(grid[0]), int32_t(grid[1]), int32_t(grid[2])};
   auto body = [&](int64_t begin, int64_t end) {
     int32_t bid[3];
-    std::vector<void *> packed(packedTemplate);
+    SmallVector<void *, 32> packed(packedTemplate);
     for (int i = 0; i < 3; ++i)
       packed.push_back(&bid[i]);
     for (int i = 0; i < 3; ++i)
