@@ -1,10 +1,12 @@
 //===- HostMemoryPatterns.cpp - tile memory ops to memref/tensor ops ------===//
 //
-// Loads copy their block into a fresh buffer so that the loaded tile never
-// aliases the array (a later store to the same array must not change it).
-// Blocks that are fully in bounds take a static-size copy; the others fill the
-// buffer with the padding and copy the part inside the array. Element-indexed
-// ops check bounds and masks lane by lane.
+// A load reads its block in place (a strided view) when no write can come
+// before the tile's last read (findInPlaceLoads); otherwise it copies the
+// block into a fresh buffer, so that a later store to the same memory cannot
+// change the tile. Blocks fully in bounds take the static-size path; the
+// others get a buffer filled with the padding plus a copy of the part inside
+// the array. Stores write only that part. Element-indexed ops check bounds
+// and masks lane by lane; atomics are real atomic instructions.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/cpu/HostPatterns.h"
