@@ -93,10 +93,11 @@ def ConvertTileToHost : Pass<"convert-tile-to-host", "::mlir::ModuleOp"> {
     become strided memrefs (`memref<?x?xT, strided<[?, ?], offset: ?>>`,
     static where the type proved it); each `tile.kernel` function gains six
     trailing `i32` arguments (block id x, y, z, then grid size x, y, z) that
-    replace `tile.bid` and `tile.num_blocks`. Loads copy the block into a
-    fresh buffer (a static-size copy when it is fully in bounds, else a fill
-    with the padding and a copy of the part inside the array), stores write
-    back only the in-bounds part, gather/scatter/atomics become per-lane loops
+    replace `tile.bid` and `tile.num_blocks`. Loads read a block that is
+    fully in bounds in place (a strided view) when no write can come before
+    the tile's last read, else copy it into a fresh buffer; partial blocks get
+    a buffer filled with the padding plus a copy of the part inside the array.
+    Stores write back only the in-bounds part, gather/scatter/atomics become per-lane loops
     with bounds and mask checks (atomics as `memref.atomic_rmw` or
     `memref.generic_atomic_rmw`), `tile.mma` becomes `linalg.matmul` /
     `linalg.batch_matmul`, reductions `linalg.reduce` seeded with the first
