@@ -56,6 +56,10 @@ def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     in-thread combines, warp shuffles and shared memory; `tile.mma` uses
     `ldmatrix` + `mma.sync`; layout conversions go through shared memory.
   }];
+  let options = [
+    Option<"prefetch", "prefetch", "bool", "true",
+           "issue the next iteration's loads of an mma loop before its mma">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",

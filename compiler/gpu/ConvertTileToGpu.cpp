@@ -58,8 +58,25 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   auto gpuFunc = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
                                         b.getFunctionType(argTypes, {}));
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gpuFunc.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({numWarps * 32, 1, 1}));
+  gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numWarps * 32, 1, 1}));
+  // Two blocks per SM (registers capped at 64K / 2 / threads) hide one
+  // block's shared-memory staging and barriers behind the other's mma; worth
+  // it for a single mma loop whose accumulator and (double-buffered)
+  // operand tiles leave room for fragments and addresses.
+  int64_t regs = 0, mmas = 0, threads = numWarps * 32;
+  func.walk([&](MmaOp mma) {
+    if (getMmaKind(mma) == MmaKind::Fma)
+      return;
+    ++mmas;
+    regs += cast<RankedTensorType>(mma.getType()).getNumElements() / threads;
+    for (Value operand : {mma.getA(), mma.getB()}) {
+      auto type = cast<RankedTensorType>(operand.getType());
+      regs += 2 * type.getNumElements() * storageBytes(type.getElementType()) /
+              (4 * threads);
+    }
+  });
+  if (mmas == 1 && regs <= 96 && numWarps >= 4)
+    gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
   Block &entry = gpuFunc.getBody().front();
   Block &oldEntry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
@@ -68,8 +85,8 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     if (auto array = dyn_cast<ArrayType>(arg.getType())) {
       unsigned n = 1 + 2 * array.getRank();
       SmallVector<Value> parts(entry.getArguments().slice(next, n));
-      auto cast = UnrealizedConversionCastOp::create(b, arg.getLoc(),
-                                                     array, parts);
+      auto cast =
+          UnrealizedConversionCastOp::create(b, arg.getLoc(), array, parts);
       arg.replaceAllUsesWith(cast.getResult(0));
       next += n;
       continue;
@@ -92,6 +109,7 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
 
 struct ConvertTileToGpuPass
     : tile::impl::ConvertTileToGpuBase<ConvertTileToGpuPass> {
+  using ConvertTileToGpuBase::ConvertTileToGpuBase;
   void getDependentDialects(DialectRegistry &registry) const override {
     ConvertTileToGpuBase::getDependentDialects(registry);
     // The later lowering to NVVM finds its patterns through these.
@@ -120,7 +138,8 @@ struct ConvertTileToGpuPass
     b.setInsertionPointToEnd(module.getBody());
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
-    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "tile_kernels");
+    auto gpuModule =
+        gpu::GPUModuleOp::create(b, module.getLoc(), "tile_kernels");
     b.setInsertionPointToStart(gpuModule.getBody());
     // The dynamic shared memory buffer, sized at launch.
     LLVM::GlobalOp::create(
@@ -128,6 +147,9 @@ struct ConvertTileToGpuPass
         LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 0),
         /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+    for (func::FuncOp func : kernels)
+      if (prefetch)
+        prefetchMmaLoads(func);
     for (func::FuncOp func : kernels)
       if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
         return signalPassFailure();

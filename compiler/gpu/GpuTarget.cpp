@@ -120,7 +120,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
 
   llvm::Triple triple("nvptx64-nvidia-cuda");
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return emitError(loc) << "NVPTX target unavailable: " << error;
   llvm::TargetOptions targetOptions;
@@ -173,9 +174,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
   return std::string(ptx.str());
 }
 
-FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
-                                                 std::string &log,
-                                                 bool verbose) {
+static FailureOr<std::string> runPtxas(StringRef ptx, StringRef chip,
+                                       std::string &log, bool verbose) {
   llvm::SmallString<128> ptxPath, cubinPath, logPath;
   int fd;
   if (llvm::sys::fs::createTemporaryFile("tile", "ptx", fd, ptxPath)) {
@@ -212,4 +212,34 @@ FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
   if (rc != 0 && log.empty())
     log = "ptxas (" + ptxas + ") failed with exit code " + std::to_string(rc);
   return cubin;
+}
+
+/// The most bytes of spill stores in a ptxas -v log.
+static int64_t spillBytes(StringRef log) {
+  int64_t most = 0;
+  StringRef marker = " bytes spill stores";
+  for (size_t at = log.find(marker); at != StringRef::npos;
+       at = log.find(marker, at + 1)) {
+    size_t start = log.find_last_not_of("0123456789", at - 1) + 1;
+    int64_t n = 0;
+    if (!log.slice(start, at).getAsInteger(10, n))
+      most = std::max(most, n);
+  }
+  return most;
+}
+
+FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
+                                                 std::string &log,
+                                                 bool verbose) {
+  // A register cap from .minnctapersm (two blocks per SM for mma kernels)
+  // is dropped when it makes ptxas spill more than a few registers.
+  size_t cap = ptx.find(".minnctapersm");
+  if (cap == StringRef::npos)
+    return runPtxas(ptx, chip, log, verbose);
+  FailureOr<std::string> cubin = runPtxas(ptx, chip, log, /*verbose=*/true);
+  if (failed(cubin) || spillBytes(log) <= 64)
+    return cubin;
+  std::string uncapped = ptx.str();
+  uncapped.erase(cap, ptx.find('\n', cap) - cap);
+  return runPtxas(uncapped, chip, log, verbose);
 }

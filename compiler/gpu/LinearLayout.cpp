@@ -32,8 +32,8 @@ unsigned LinearLayout::warpReplicaMask() const { return replicaMask(warps); }
 
 /// Applies `fn` to every basis, then drops register bases that became zero.
 template <typename Fn>
-static LinearLayout mapBases(const LinearLayout &in,
-                             ArrayRef<int64_t> newShape, Fn fn) {
+static LinearLayout mapBases(const LinearLayout &in, ArrayRef<int64_t> newShape,
+                             Fn fn) {
   LinearLayout out;
   out.shape.assign(newShape.begin(), newShape.end());
   for (const auto &b : in.regs) {
@@ -217,7 +217,8 @@ mlir::tile::getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
       order.push_back(d);
   SmallVector<unsigned> spt(rank, 1), tpw(rank, 1), wpc(rank, 1);
   unsigned vec = 128 / std::max(8u, elemBits);
-  spt[contigDim] = std::max<int64_t>(1, std::min<int64_t>(vec, shape[contigDim]));
+  spt[contigDim] =
+      std::max<int64_t>(1, std::min<int64_t>(vec, shape[contigDim]));
   unsigned threads = 32, warps = numWarps;
   for (unsigned d : order) {
     int64_t room = std::max<int64_t>(1, shape[d] / spt[d]);
@@ -242,10 +243,13 @@ mlir::tile::getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 }
 
 MmaLayoutAttr mlir::tile::getMmaLayout(MLIRContext *ctx,
-                                       ArrayRef<int64_t> shape, int numWarps) {
+                                       ArrayRef<int64_t> shape, int numWarps,
+                                       bool rowsOnly) {
   // Triton's warpsPerTileV2: split M while it has more 16-row tiles per warp
-  // than N has 16-column tiles.
+  // than N has 16-column tiles (or, for chained mmas, as far as M allows).
   unsigned wm = 1, wn = 1;
+  while (rowsOnly && static_cast<int>(wm) < numWarps && wm < shape[0] / 16)
+    wm *= 2;
   while (static_cast<int>(wm * wn) < numWarps) {
     if (shape[0] / 16 / wm >= shape[1] / 16 / wn) {
       if (wm < shape[0] / 16)

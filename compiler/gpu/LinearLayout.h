@@ -68,9 +68,10 @@ BlockedLayoutAttr getDefaultBlockedLayout(MLIRContext *ctx,
                                           unsigned elemBits, int numWarps,
                                           int reducedDim = -1);
 
-/// The mma.sync accumulator layout for an MxN tile.
+/// The mma.sync accumulator layout for an MxN tile; `rowsOnly` puts the
+/// warps along M as far as M allows (chained mmas).
 MmaLayoutAttr getMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
-                           int numWarps);
+                           int numWarps, bool rowsOnly = false);
 
 /// How a tile.mma is computed on the GPU.
 enum class MmaKind { Fma, F16, BF16, TF32, I8 };

@@ -46,6 +46,17 @@ class LayoutAssigner {
 public:
   LayoutAssigner(MLIRContext *ctx, int numWarps, func::FuncOp func)
       : ctx(ctx), numWarps(numWarps) {
+    // Chained mmas (one's result feeds the other's A, as P = softmax(Q K^T)
+    // feeds P V): warps split M only, so that the A operand is already in
+    // each warp's registers and row reductions stay inside a warp.
+    func.walk([&](MmaOp mma) {
+      if (getMmaKind(mma) == MmaKind::Fma)
+        return;
+      if (MmaOp producer = producingMma(mma.getA(), 0)) {
+        chained.insert(mma);
+        chained.insert(producer);
+      }
+    });
     // Tiles of a shape that some reduction reduces: keep warps off that axis.
     func.walk([&](ReduceOp reduce) {
       auto type = getTensorType(reduce.getSrcs()[0]);
@@ -68,6 +79,24 @@ private:
   DenseMap<Value, bool> rematCache;
   DenseMap<std::pair<Value, Attribute>, Value> clones;
   std::map<SmallVector<int64_t>, int> reducedAxis;
+  DenseSet<Operation *> chained;
+
+  /// The tensor-core mma whose result `v` is computed from elementwise.
+  static MmaOp producingMma(Value v, int depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def || depth > 16)
+      return {};
+    if (auto mma = dyn_cast<MmaOp>(def))
+      return getMmaKind(mma) == MmaKind::Fma ? MmaOp() : mma;
+    if (!isElementwise(def) && !isa<ConvertLayoutOp>(def))
+      return {};
+    for (Value o : def->getOperands())
+      if (getTensorType(o) &&
+          getTensorType(o).getShape() == getTensorType(v).getShape())
+        if (MmaOp mma = producingMma(o, depth + 1))
+          return mma;
+    return {};
+  }
 
   bool isRemat(Value v);
   Attribute get(Value v) { return layouts.lookup(v); }
@@ -159,8 +188,7 @@ Attribute LayoutAssigner::expandLayout(Attribute src, RankedTensorType srcType,
   return defaultLayout(RankedTensorType::get(shape, srcType.getElementType()));
 }
 
-Attribute LayoutAssigner::permuteLayout(Attribute src,
-                                        ArrayRef<int64_t> perm) {
+Attribute LayoutAssigner::permuteLayout(Attribute src, ArrayRef<int64_t> perm) {
   auto b = dyn_cast<BlockedLayoutAttr>(src);
   if (!b)
     return {};
@@ -203,7 +231,8 @@ void LayoutAssigner::visit(Operation *op) {
   }
   if (auto mma = dyn_cast<MmaOp>(op)) {
     if (getMmaKind(mma) != MmaKind::Fma)
-      return set(result, getMmaLayout(ctx, type.getShape(), numWarps));
+      return set(result, getMmaLayout(ctx, type.getShape(), numWarps,
+                                      chained.contains(mma)));
     return set(result, decidedOrDefault(mma.getAcc()));
   }
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
@@ -222,8 +251,8 @@ void LayoutAssigner::visit(Operation *op) {
     return set(result, get(bcast.getSrc()));
   if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
     if (Attribute src = get(expand.getSrc()))
-      set(result, expandLayout(src, getTensorType(expand.getSrc()),
-                               expand.getAxis()));
+      set(result,
+          expandLayout(src, getTensorType(expand.getSrc()), expand.getAxis()));
     return;
   }
   if (auto permute = dyn_cast<PermuteOp>(op)) {
@@ -288,8 +317,9 @@ void LayoutAssigner::visitFor(scf::ForOp forOp) {
   for (unsigned i = 0; i < n; ++i) {
     if (!getTensorType(forOp.getResult(i)))
       continue;
-    Attribute l = argLayouts[i] ? argLayouts[i]
-                                : defaultLayout(getTensorType(forOp.getResult(i)));
+    Attribute l = argLayouts[i]
+                      ? argLayouts[i]
+                      : defaultLayout(getTensorType(forOp.getResult(i)));
     set(forOp.getResult(i), l);
     set(forOp.getRegionIterArg(i), l);
   }
@@ -304,7 +334,8 @@ Attribute LayoutAssigner::requiredOperandLayout(Operation *op, unsigned idx) {
   if (isElementwise(op) || isa<BroadcastOp>(op))
     return resultLayout();
   if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
-    Attribute want = SliceLayoutAttr::get(ctx, expand.getAxis(), resultLayout());
+    Attribute want =
+        SliceLayoutAttr::get(ctx, expand.getAxis(), resultLayout());
     Attribute have = get(operand);
     if (have && equivalent(have, want, getTensorType(operand).getShape()))
       return have;
@@ -352,13 +383,13 @@ Value LayoutAssigner::cloneInLayout(Value v, Attribute layout) {
   }
   Operation *clone = b.clone(*def, mapping);
   auto type = getTensorType(v);
-  clone->getResult(0).setType(RankedTensorType::get(
-      type.getShape(), type.getElementType(), layout));
+  clone->getResult(0).setType(
+      RankedTensorType::get(type.getShape(), type.getElementType(), layout));
   if (auto cst = dyn_cast<arith::ConstantOp>(clone)) {
     auto dense = cast<DenseElementsAttr>(cst.getValue());
-    cst.setValueAttr(DenseElementsAttr::get(
-        cast<ShapedType>(clone->getResult(0).getType()),
-        dense.getSplatValue<Attribute>()));
+    cst.setValueAttr(
+        DenseElementsAttr::get(cast<ShapedType>(clone->getResult(0).getType()),
+                               dense.getSplatValue<Attribute>()));
   }
   clones[key] = clone->getResult(0);
   return clone->getResult(0);
@@ -373,8 +404,7 @@ Value LayoutAssigner::getInLayout(Value v, Attribute layout, Operation *user) {
   OpBuilder b(user);
   return ConvertLayoutOp::create(
       b, user->getLoc(),
-      RankedTensorType::get(type.getShape(), type.getElementType(), layout),
-      v);
+      RankedTensorType::get(type.getShape(), type.getElementType(), layout), v);
 }
 
 void LayoutAssigner::materialize(func::FuncOp func) {
@@ -383,9 +413,8 @@ void LayoutAssigner::materialize(func::FuncOp func) {
     for (Value r : op->getResults())
       if (auto type = getTensorType(r))
         if (!isRemat(r))
-          r.setType(RankedTensorType::get(type.getShape(),
-                                          type.getElementType(),
-                                          decidedOrDefault(r)));
+          r.setType(RankedTensorType::get(
+              type.getShape(), type.getElementType(), decidedOrDefault(r)));
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
@@ -465,7 +494,8 @@ private:
     FailureOr<LinearLayout> want = toLinearLayout(layout, type.getShape());
     if (failed(have) || failed(want) || rank == 0)
       return false;
-    int64_t limit = 128 / std::max(8u, type.getElementType().getIntOrFloatBitWidth());
+    int64_t limit =
+        128 / std::max(8u, type.getElementType().getIntOrFloatBitWidth());
     return std::min(getContiguity(*want, contig), limit) >=
            std::min(getContiguity(*have, contig), limit);
   }
@@ -535,17 +565,15 @@ int64_t maxTileElements(func::FuncOp func) {
   return most;
 }
 
-struct TileMapThreadsPass
-    : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
+struct TileMapThreadsPass : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
   using TileMapThreadsBase::TileMapThreadsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int warps = numWarps;
     if (warps <= 0) {
       int64_t most = 0;
-      module.walk([&](func::FuncOp f) {
-        most = std::max(most, maxTileElements(f));
-      });
+      module.walk(
+          [&](func::FuncOp f) { most = std::max(most, maxTileElements(f)); });
       warps = most >= 8192 ? 8 : 4;
     }
     if (!llvm::isPowerOf2_32(warps) || warps > 32) {
@@ -553,9 +581,9 @@ struct TileMapThreadsPass
                          << warps;
       return signalPassFailure();
     }
-    module->setAttr(kNumWarpsAttr,
-                    IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                     warps));
+    module->setAttr(
+        kNumWarpsAttr,
+        IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
     module.walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;

@@ -159,13 +159,18 @@ static Type memType(Type elemType) {
 /// Vector width for shared accesses of `layout` with `strides`.
 static int64_t sharedVectorWidth(const LinearLayout &layout, Type elemType,
                                  ArrayRef<int64_t> strides) {
+  // Along whichever dimension is unit-stride (a transposed staging too).
   unsigned rank = layout.getRank();
-  if (rank == 0 || strides[rank - 1] != 1)
+  unsigned unit = rank;
+  for (unsigned d = 0; d < rank; ++d)
+    if (strides[d] == 1)
+      unit = d;
+  if (unit == rank)
     return 1;
-  int64_t v = std::min<int64_t>(getContiguity(layout, rank - 1),
+  int64_t v = std::min<int64_t>(getContiguity(layout, unit),
                                 16 / storageBytes(elemType));
-  for (unsigned d = 0; d + 1 < rank; ++d)
-    while (v > 1 && strides[d] % v)
+  for (unsigned d = 0; d < rank; ++d)
+    while (d != unit && v > 1 && strides[d] % v)
       v /= 2;
   return std::max<int64_t>(v, 1);
 }

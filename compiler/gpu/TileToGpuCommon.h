@@ -97,6 +97,10 @@ Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned mask);
 SmallVector<Value> applyCombiner(OpBuilder &b, Location loc, Region &combiner,
                                  ValueRange acc, ValueRange next);
 
+/// Software pipelining: in loops that feed tensor-core tile.mma, issues the
+/// next iteration's tile.loads before this iteration's work.
+void prefetchMmaLoads(Operation *func);
+
 void populateTileToGpuElementwisePatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           GpuLoweringState &state);

@@ -26,8 +26,9 @@ namespace {
 int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
 Value byteOffset(OpBuilder &b, Location loc, Value base, int64_t bytes) {
-  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
-                             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
+  return LLVM::GEPOp::create(
+      b, loc, base.getType(), b.getI8Type(), base,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
 }
 
 Value elemAddress(OpBuilder &b, Location loc, Value base, Type elemType,
@@ -64,7 +65,7 @@ Value warpCoord(OpBuilder &b, Location loc, Value warp,
 
 struct TensorCoreMma {
   MmaKind kind;
-  int64_t kStep;              // k of one mma.sync
+  int64_t kStep; // k of one mma.sync
   NVVM::MMATypes ptxType;
   Type inType;
 };
@@ -107,44 +108,79 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
                                                      : NVVM::MMATypes::s8;
     // Shared layout: A row-major [m][k + pad]; B row-major [k][n + pad]
     // (16-bit, tf32) or transposed [n][k + pad] (int8: ldmatrix has no
-    // 8-bit transpose).
+    // 8-bit transpose; 16-bit B whose registers run along k).
     int64_t pad = 16 / eb;
     int64_t aStride = k + pad;
-    bool bTransposed = kind == MmaKind::I8;
+    // B^T also when B's registers run along k (K^T in attention): stores
+    // stay vectorized and ldmatrix needs no transpose.
+    FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
+    bool bTransposed =
+        kind == MmaKind::I8 ||
+        (kind != MmaKind::TF32 && succeeded(bLayout) &&
+         getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1));
     int64_t bStride = bTransposed ? k + pad : n + pad;
     int64_t aBytes = alignTo16(m * aStride * eb);
     int64_t bBytes = alignTo16((bTransposed ? n : k) * bStride * eb);
     state.needShared(aBytes + bBytes);
-    Value base = sharedBase(rewriter, loc);
-    Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
-    barrier(rewriter, loc);
-    stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
-    stage(rewriter, loc, bBase, adaptor.getB(), bType,
-          bTransposed ? SmallVector<int64_t>{1, bStride}
-                      : SmallVector<int64_t>{bStride, 1});
-    barrier(rewriter, loc);
-
     auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
     int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
+    // A already in the fragment layout (chained mma): no shared memory.
+    DenseMap<std::pair<int64_t, int64_t>, Value> aRegs;
+    if (auto aMma = dyn_cast<MmaLayoutAttr>(aType.getEncoding());
+        aMma && kind != MmaKind::TF32 && kind != MmaKind::I8 &&
+        aMma.getWarpsPerCTA()[1] == 1 &&
+        aMma.getWarpsPerCTA() == mmaAttr.getWarpsPerCTA()) {
+      FailureOr<LinearLayout> aLayout = toLinearLayout(aType);
+      SmallVector<Value> elems = unpackVector(rewriter, loc, adaptor.getA());
+      for (int64_t r = 0; r < aLayout->getNumRegs(); ++r) {
+        auto c = aLayout->regCoord(r);
+        aRegs[{c[0], c[1]}] = elems[r];
+      }
+    }
+    // A loop-invariant A (Q in attention) is staged and read into fragment
+    // registers once, in front of the loop.
+    auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+    bool hoistA =
+        aRegs.empty() && loop && loop.isDefinedOutsideOfLoop(adaptor.getA());
+    OpBuilder::InsertionGuard guard(rewriter);
+    if (hoistA)
+      rewriter.setInsertionPoint(loop);
+    Value base = sharedBase(rewriter, loc);
+    Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
+    auto stageB = [&] {
+      stage(rewriter, loc, bBase, adaptor.getB(), bType,
+            bTransposed ? SmallVector<int64_t>{1, bStride}
+                        : SmallVector<int64_t>{bStride, 1});
+    };
+    if (!hoistA) {
+      barrier(rewriter, loc);
+      if (aRegs.empty())
+        stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
+      stageB();
+      barrier(rewriter, loc);
+    }
+
     int64_t repM = std::max<int64_t>(1, m / (16 * wm));
     int64_t repN = std::max<int64_t>(1, n / (8 * wn));
     Value lane = laneId(rewriter, loc), warp = warpId(rewriter, loc);
     Value rowW = warpCoord(rewriter, loc, warp, *accLayout, 0);
     Value colW = warpCoord(rewriter, loc, warp, *accLayout, 1);
-    Value lane16 = arith::AndIOp::create(rewriter, loc, lane,
-                                         constI32(rewriter, loc, 15));
-    Value laneHi = arith::ShRUIOp::create(rewriter, loc, lane,
-                                          constI32(rewriter, loc, 4));
-    Value g = arith::ShRUIOp::create(rewriter, loc, lane,
-                                     constI32(rewriter, loc, 2));
-    Value t = arith::AndIOp::create(rewriter, loc, lane,
-                                    constI32(rewriter, loc, 3));
+    Value lane16 =
+        arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 15));
+    Value laneHi =
+        arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 4));
+    Value g =
+        arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 2));
+    Value t =
+        arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 3));
     Type i32 = rewriter.getI32Type();
     auto add = [&](Value a, int64_t c) -> Value {
-      return arith::AddIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+      return arith::AddIOp::create(rewriter, loc, a,
+                                   constI32(rewriter, loc, c));
     };
     auto mul = [&](Value a, int64_t c) -> Value {
-      return arith::MulIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+      return arith::MulIOp::create(rewriter, loc, a,
+                                   constI32(rewriter, loc, c));
     };
     auto addV = [&](Value a, Value b) -> Value {
       return arith::AddIOp::create(rewriter, loc, a, b);
@@ -153,10 +189,10 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
       Type res = num == 1 ? i32
                           : LLVM::LLVMStructType::getLiteral(
                                 ctx, SmallVector<Type>(num, i32));
-      Value v = NVVM::LdMatrixOp::create(
-          rewriter, loc, res, addr, num, layout,
-          NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-          NVVM::LdStMatrixEltType::B16);
+      Value v =
+          NVVM::LdMatrixOp::create(rewriter, loc, res, addr, num, layout,
+                                   NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                                   NVVM::LdStMatrixEltType::B16);
       SmallVector<Value> regs;
       if (num == 1)
         return SmallVector<Value>{v};
@@ -168,9 +204,60 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     Type f32 = rewriter.getF32Type();
     auto lds32 = [&](Value regionBase, Value index) -> Value {
       Value v = LLVM::LoadOp::create(
-          rewriter, loc, f32, elemAddress(rewriter, loc, regionBase, f32, index));
+          rewriter, loc, f32,
+          elemAddress(rewriter, loc, regionBase, f32, index));
       return LLVM::BitcastOp::create(rewriter, loc, i32, v);
     };
+
+    auto aFragsAt = [&](int64_t kk) {
+      // A fragments: a0..a3 per row block.
+      SmallVector<SmallVector<Value>> aFrags(repM);
+      for (int64_t i = 0; i < repM; ++i) {
+        Value row = add(rowW, 16 * wm * i);
+        if (kind == MmaKind::TF32) {
+          Value r0 = addV(row, g), r8 = add(addV(row, g), 8);
+          Value c0 = add(t, kk), c4 = add(t, kk + 4);
+          auto at = [&](Value r, Value c) {
+            return lds32(aBase, addV(mul(r, aStride), c));
+          };
+          aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
+          continue;
+        }
+        if (!aRegs.empty()) {
+          // Registers (row 8h, columns kk + 8q + {0, 1}) in ldmatrix order.
+          for (int64_t q = 0; q < 2; ++q)
+            for (int64_t h = 0; h < 2; ++h) {
+              int64_t r0 = 16 * wm * i + 8 * h, c0 = kk + 8 * q;
+              Value pairVec = packVector(
+                  rewriter, loc, VectorType::get({2}, inType),
+                  {aRegs.lookup({r0, c0}), aRegs.lookup({r0, c0 + 1})});
+              aFrags[i].push_back(pairVec);
+            }
+          continue;
+        }
+        // Lane l addresses row l%16, column block l/16 (16 bytes each).
+        Value r = addV(row, lane16);
+        Value c = add(mul(laneHi, 16 / eb), kk);
+        Value addr =
+            elemAddress(rewriter, loc, aBase,
+                        kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
+                        addV(mul(r, aStride), c));
+        aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
+      }
+      return aFrags;
+    };
+    SmallVector<SmallVector<SmallVector<Value>>> hoisted;
+    if (hoistA) {
+      barrier(rewriter, loc);
+      stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
+      barrier(rewriter, loc);
+      for (int64_t kk = 0; kk < k; kk += kStep)
+        hoisted.push_back(aFragsAt(kk));
+      rewriter.setInsertionPoint(op);
+      barrier(rewriter, loc);
+      stageB();
+      barrier(rewriter, loc);
+    }
 
     // Accumulator registers by (repM, repN, c), read off the layout.
     DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
@@ -188,12 +275,12 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     Type accElem = origElem.isF16() ? f32Type : origElem;
     SmallVector<Value> acc;
     for (Value v : unpackVector(rewriter, loc, adaptor.getAcc()))
-      acc.push_back(v.getType() == accElem
-                        ? v
-                        : arith::ExtFOp::create(rewriter, loc, accElem, v)
-                              .getResult());
-    Type fragType = kind == MmaKind::F16 ? Type(VectorType::get({2}, inType))
-                                         : Type(i32);
+      acc.push_back(
+          v.getType() == accElem
+              ? v
+              : arith::ExtFOp::create(rewriter, loc, accElem, v).getResult());
+    Type fragType =
+        kind == MmaKind::F16 ? Type(VectorType::get({2}, inType)) : Type(i32);
     auto asFrag = [&](Value reg) -> Value {
       return reg.getType() == fragType
                  ? reg
@@ -202,28 +289,8 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     };
 
     for (int64_t kk = 0; kk < k; kk += kStep) {
-      // A fragments: a0..a3 per row block.
-      SmallVector<SmallVector<Value>> aFrags(repM);
-      for (int64_t i = 0; i < repM; ++i) {
-        Value row = add(rowW, 16 * wm * i);
-        if (kind == MmaKind::TF32) {
-          Value r0 = addV(row, g), r8 = add(addV(row, g), 8);
-          Value c0 = add(t, kk), c4 = add(t, kk + 4);
-          auto at = [&](Value r, Value c) {
-            return lds32(aBase, addV(mul(r, aStride), c));
-          };
-          aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
-          continue;
-        }
-        // Lane l addresses row l%16, column block l/16 (16 bytes each).
-        Value r = addV(row, lane16);
-        Value c = add(mul(laneHi, 16 / eb), kk);
-        Value addr = elemAddress(rewriter, loc, aBase,
-                                 kind == MmaKind::I8 ? rewriter.getI8Type()
-                                                     : inType,
-                                 addV(mul(r, aStride), c));
-        aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
-      }
+      SmallVector<SmallVector<Value>> aFrags =
+          hoistA ? hoisted[kk / kStep] : aFragsAt(kk);
       // B fragments: b0, b1 per column block.
       SmallVector<SmallVector<Value>> bFrags(repN);
       for (int64_t j = 0; j < repN; ++j) {
@@ -236,8 +303,12 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
           bFrags[j] = {at(0), at(4)};
           continue;
         }
-        if (kind == MmaKind::I8) {
-          // B^T rows are n: lanes 0-7 give k block 0, lanes 8-15 block 1.
+        if (j % 2)
+          continue;
+        bool pair = j + 1 < repN;
+        if (bTransposed) {
+          // B^T rows are n: lanes 0-7 give k block 0, lanes 8-15 block 1 of
+          // column block j; lanes 16-31 the same for block j + 1.
           Value l8 = arith::AndIOp::create(rewriter, loc, lane,
                                            constI32(rewriter, loc, 7));
           Value blk = arith::AndIOp::create(
@@ -245,17 +316,32 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
               arith::ShRUIOp::create(rewriter, loc, lane,
                                      constI32(rewriter, loc, 3)),
               constI32(rewriter, loc, 1));
-          Value addr = elemAddress(
-              rewriter, loc, bBase, rewriter.getI8Type(),
-              addV(mul(addV(col, l8), bStride), add(mul(blk, 16), kk)));
-          bFrags[j] = ldmatrix(addr, 2, NVVM::MMALayout::row);
+          Value rowN = addV(col, l8);
+          if (pair)
+            rowN = addV(rowN, mul(laneHi, 8 * wn));
+          Value addr =
+              elemAddress(rewriter, loc, bBase,
+                          kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
+                          addV(mul(rowN, bStride), add(mul(blk, 16 / eb), kk)));
+          SmallVector<Value> regs =
+              ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::row);
+          bFrags[j] = {regs[0], regs[1]};
+          if (pair)
+            bFrags[j + 1] = {regs[2], regs[3]};
           continue;
         }
         // 16-bit: transposing ldmatrix on row-major B; lanes 0-15 address
-        // k rows kk..kk+15 of column block j.
+        // k rows kk..kk+15 of column block j, lanes 16-31 those of block
+        // j + 1, so one x4 load serves two column blocks.
+        if (pair)
+          col = addV(col, mul(laneHi, 8 * wn));
         Value addr = elemAddress(rewriter, loc, bBase, inType,
                                  addV(mul(add(lane16, kk), bStride), col));
-        bFrags[j] = ldmatrix(addr, 2, NVVM::MMALayout::col);
+        SmallVector<Value> regs =
+            ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::col);
+        bFrags[j] = {regs[0], regs[1]};
+        if (pair)
+          bFrags[j + 1] = {regs[2], regs[3]};
       }
       for (int64_t i = 0; i < repM; ++i)
         for (int64_t j = 0; j < repN; ++j) {
@@ -323,10 +409,10 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     SmallVector<Value> tc = threadCoords(rewriter, loc, *accLayout);
     SmallVector<Value> init;
     for (Value v : unpackVector(rewriter, loc, adaptor.getAcc()))
-      init.push_back(compute == accElem
-                         ? v
-                         : arith::ExtFOp::create(rewriter, loc, compute, v)
-                               .getResult());
+      init.push_back(
+          compute == accElem
+              ? v
+              : arith::ExtFOp::create(rewriter, loc, compute, v).getResult());
     auto extend = [&](OpBuilder &b, Value v) -> Value {
       if (v.getType() == compute)
         return v;
@@ -346,12 +432,12 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
             auto rc = accLayout->regCoord(r);
             Value aOff = arith::MulIOp::create(b, l, kv,
                                                constI32(b, l, aStrides[o + 1]));
-            Value bOff = arith::MulIOp::create(b, l, kv,
-                                               constI32(b, l, bStrides[o]));
+            Value bOff =
+                arith::MulIOp::create(b, l, kv, constI32(b, l, bStrides[o]));
             std::vector<int64_t> aKey, bKey;
             for (unsigned d = 0; d < rank; ++d) {
-              Value coord = arith::AddIOp::create(b, l, tc[d],
-                                                  constI32(b, l, rc[d]));
+              Value coord =
+                  arith::AddIOp::create(b, l, tc[d], constI32(b, l, rc[d]));
               if (d < o || d == o) {
                 aOff = arith::AddIOp::create(
                     b, l, aOff,
@@ -370,14 +456,14 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
             }
             Value &av = aCache[aKey];
             if (!av)
-              av = extend(b, LLVM::LoadOp::create(
-                                 b, l, inType,
-                                 elemAddress(b, l, aBase, inType, aOff)));
+              av = extend(
+                  b, LLVM::LoadOp::create(
+                         b, l, inType, elemAddress(b, l, aBase, inType, aOff)));
             Value &bv = bCache[bKey];
             if (!bv)
-              bv = extend(b, LLVM::LoadOp::create(
-                                 b, l, inType,
-                                 elemAddress(b, l, bBase, inType, bOff)));
+              bv = extend(
+                  b, LLVM::LoadOp::create(
+                         b, l, inType, elemAddress(b, l, bBase, inType, bOff)));
             Value c = carried[r];
             if (isa<FloatType>(compute))
               next.push_back(math::FmaOp::create(b, l, av, bv, c));
@@ -389,10 +475,10 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
         });
     SmallVector<Value> out;
     for (Value v : loop.getResults())
-      out.push_back(compute == accElem
-                        ? v
-                        : arith::TruncFOp::create(rewriter, loc, accElem, v)
-                              .getResult());
+      out.push_back(
+          compute == accElem
+              ? v
+              : arith::TruncFOp::create(rewriter, loc, accElem, v).getResult());
     Type vecType = getTypeConverter()->convertType(accType);
     rewriter.replaceOp(op, packVector(rewriter, loc, vecType, out));
     return success();

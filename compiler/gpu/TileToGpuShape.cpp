@@ -34,12 +34,12 @@ Value throughShared(ConversionPatternRewriter &rewriter, Location loc,
   storeShared(rewriter, loc, base, unpackVector(rewriter, loc, src), elemType,
               in, rowMajorStrides(in.shape));
   barrier(rewriter, loc);
-  return packVector(rewriter, loc, vecType,
-                    loadShared(rewriter, loc, base, elemType, out, readStrides));
+  return packVector(
+      rewriter, loc, vecType,
+      loadShared(rewriter, loc, base, elemType, out, readStrides));
 }
 
-template <typename OpTy>
-struct ShapePattern : OpConversionPattern<OpTy> {
+template <typename OpTy> struct ShapePattern : OpConversionPattern<OpTy> {
   ShapePattern(TypeConverter &converter, MLIRContext *ctx,
                GpuLoweringState &state)
       : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
@@ -116,12 +116,47 @@ struct ExpandDimsPattern : ShapePattern<ExpandDimsOp> {
     }
     SmallVector<int64_t> strides = rowMajorStrides(l->in.shape);
     strides.insert(strides.begin() + axis, 0);
-    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(), adaptor.getSrc(),
-                                         l->in, l->out, strides, l->vecType,
-                                         state));
+    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(),
+                                         adaptor.getSrc(), l->in, l->out,
+                                         strides, l->vecType, state));
     return success();
   }
 };
+
+/// `layout` with its bases carried through the row-major reshape to `shape`
+/// (none when a basis is not a power of two of the flat index).
+std::optional<LinearLayout> reshaped(const LinearLayout &layout,
+                                     ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> inStrides = rowMajorStrides(layout.shape);
+  SmallVector<int64_t> outStrides = rowMajorStrides(shape);
+  auto move = [&](const LinearLayout::Basis &basis)
+      -> std::optional<LinearLayout::Basis> {
+    int64_t flat = 0;
+    for (auto [c, st] : llvm::zip(basis, inStrides))
+      flat += c * st;
+    LinearLayout::Basis out;
+    for (auto [extent, st] : llvm::zip(shape, outStrides))
+      out.push_back(flat / st % extent);
+    int64_t back = 0;
+    for (auto [c, st] : llvm::zip(out, outStrides))
+      back += c * st;
+    if (back != flat)
+      return std::nullopt;
+    return out;
+  };
+  LinearLayout result;
+  result.shape.assign(shape.begin(), shape.end());
+  for (auto [from, to] : {std::pair(&layout.regs, &result.regs),
+                          std::pair(&layout.lanes, &result.lanes),
+                          std::pair(&layout.warps, &result.warps)})
+    for (const LinearLayout::Basis &basis : *from) {
+      std::optional<LinearLayout::Basis> b = move(basis);
+      if (!b)
+        return std::nullopt;
+      to->push_back(*b);
+    }
+  return result;
+}
 
 struct ReshapePattern : ShapePattern<ReshapeOp> {
   using ShapePattern::ShapePattern;
@@ -131,8 +166,21 @@ struct ReshapePattern : ShapePattern<ReshapeOp> {
     FailureOr<Layouts> l = getLayouts(op);
     if (failed(l))
       return failure();
-    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(), adaptor.getSrc(),
-                                         l->in, l->out,
+    // Row-major reshape of a power-of-two tile maps bases to bases: when the
+    // source's bases land where the result's are, no data moves (a unit dim
+    // dropped or added, as for a (1, N, D) load used as (N, D)).
+    if (std::optional<LinearLayout> moved = reshaped(l->in, l->out.shape);
+        moved && moved->lanes == l->out.lanes && moved->warps == l->out.warps) {
+      Location loc = op.getLoc();
+      Type elemType = cast<VectorType>(l->vecType).getElementType();
+      SmallVector<Value> elems = convertLayout(
+          rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
+          elemType, *moved, l->out, state);
+      rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
+      return success();
+    }
+    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(),
+                                         adaptor.getSrc(), l->in, l->out,
                                          rowMajorStrides(l->out.shape),
                                          l->vecType, state));
     return success();
@@ -177,9 +225,9 @@ struct ConvertLayoutPattern : ShapePattern<ConvertLayoutOp> {
       return failure();
     Location loc = op.getLoc();
     Type elemType = cast<VectorType>(l->vecType).getElementType();
-    SmallVector<Value> elems =
-        convertLayout(rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
-                      elemType, l->in, l->out, state);
+    SmallVector<Value> elems = convertLayout(
+        rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()), elemType,
+        l->in, l->out, state);
     rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
     return success();
   }
@@ -216,8 +264,8 @@ struct ExtractPattern : OpConversionPattern<tensor::ExtractOp> {
     barrier(rewriter, loc);
     Value offset = constI32(rewriter, loc, 0);
     for (auto [d, idx] : llvm::enumerate(adaptor.getIndices())) {
-      Value i = arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(),
-                                           idx);
+      Value i =
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), idx);
       offset = arith::AddIOp::create(
           rewriter, loc, offset,
           arith::MulIOp::create(rewriter, loc, i,

@@ -12,7 +12,7 @@
 // CHECK: st.shared.v4.b32
 // CHECK: bar.sync
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: ldmatrix.sync.aligned.m8n8.x{{[24]}}.trans.shared.b16
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK: st.global.v2.b32
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
