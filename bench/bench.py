@@ -128,9 +128,9 @@ def run_matmul(sizes):
                 A, Bm, C, S, S, S, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0), C.stride(1)),
                 relerr, flops=fl)
             C.fill_(float("nan"))
-            BM, BN, BK = 128, 128, 32
-            attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, BM) * tile.cdiv(S, BN),)](
-                A, Bm, C, BM=BM, BN=BN, BK=BK, GROUP=8), relerr, flops=fl)
+            cfg = K.MATMUL_CONFIG
+            attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
+                A, Bm, C, **cfg), relerr, flops=fl)
 
 
 def run_attention(shapes):
@@ -147,7 +147,7 @@ def run_attention(shapes):
             attempt(p, "torch-sdpa", lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal),
                     lambda: None, flops=f)
             o.fill_(float("nan"))
-            BM, BN = 128, 64
+            BM, BN = K.ATTENTION_CONFIG["BM"], K.ATTENTION_CONFIG["BN"]
             q3, k3, v3, o3 = (t.view(Bz * H, L, D) for t in (q, k, v, o))
             attempt(p, "tile", lambda: K.attention[(L // BM, Bz * H)](
                 q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal),

@@ -4,6 +4,10 @@ Each is the tuned version of an example: tile shapes chosen for the H200,
 one kernel per problem, no autotuning."""
 import tile
 
+# Block sizes the benchmark (and bench/check_gpu_mma.py) launch with.
+MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
+ATTENTION_CONFIG = dict(BM=128, BN=64)
+
 
 @tile.kernel
 def vadd(x, y, out, BLOCK: tile.Constant[int]):
