@@ -84,7 +84,15 @@ std::string tile::getKernelName(ModuleOp module) {
     if (op.hasAttr("tile.kernel"))
       if (auto symbol = dyn_cast<SymbolOpInterface>(op))
         return symbol.getName().str();
-  return "kernel";
+  // IR past the 'gpu' stage (tilec resuming) has only the GPU kernel.
+  std::string name = "kernel";
+  module->walk([&](SymbolOpInterface symbol) {
+    if (!symbol->hasAttr("gpu.kernel"))
+      return WalkResult::advance();
+    name = symbol.getName().str();
+    return WalkResult::interrupt();
+  });
+  return name;
 }
 
 static std::string getDumpDir(const CompileOptions &opts) {
@@ -168,7 +176,12 @@ std::string tile::writeReproducer(StringRef kernel, StringRef stage,
   // tilec reads the stage from the first line and resumes before it.
   os << "// Replay: tilec " << path << " --emit "
      << (stage == "parse" ? StringRef("tile") : stage) << " --target "
-     << opts.target << "\n";
+     << opts.target;
+  if (opts.numWarps)
+    os << " --num-warps " << opts.numWarps;
+  if (opts.optLevel != 3)
+    os << " --opt-level " << opts.optLevel;
+  os << "\n";
   if (!pipeline.empty())
     os << "// Replay: tile-opt '--pass-pipeline=" << pipeline
        << "' <this file>\n";

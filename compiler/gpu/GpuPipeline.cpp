@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -119,6 +120,10 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
 
   PassManager nvvmPm(ctx);
   buildGpuToNVVMPipeline(nvvmPm);
+  // Debug scopes turn the ops' Python locations into line info: !dbg in the
+  // LLVM IR, .loc in the PTX.
+  if (opts.printDebugInfo)
+    nvvmPm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
   if (failed(runStage(module, nvvmPm, "nvvm", opts, bin.stages, failure)))
     return mlir::failure();
   gpu::GPUModuleOp gpuModule;

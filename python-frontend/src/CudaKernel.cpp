@@ -201,7 +201,8 @@ std::string ptxasVersion() {
 /// The codegen options that can change the binary (dump_dir cannot).
 std::string optionsText(const mlir::tile::CompileOptions &opts) {
   return "num_warps=" + std::to_string(opts.numWarps) +
-         ";opt_level=" + std::to_string(opts.optLevel);
+         ";opt_level=" + std::to_string(opts.optLevel) +
+         (opts.printDebugInfo ? ";lineinfo" : "");
 }
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
@@ -242,12 +243,45 @@ std::unique_ptr<Kernel> fromEntry(const rt::CacheEntry &entry,
   return kernel;
 }
 
+/// A kernel compiled by tilec from IR past the 'gpu' stage: its tile-level
+/// signature is gone, so it has stages to inspect but cannot be launched.
+class InspectOnlyKernel : public Kernel {
+public:
+  void launch(const std::array<int64_t, 3> &, const py::tuple &,
+              uintptr_t) override {
+    throw LaunchError{"kernel '" + name +
+                      "' was compiled from IR after the 'gpu' stage (tilec "
+                      "resuming) and has no signature to launch with"};
+  }
+};
+
+bool hasTileKernel(mlir::ModuleOp module) {
+  for (auto func : module.getOps<mlir::func::FuncOp>())
+    if (func->hasAttr("tile.kernel"))
+      return true;
+  return false;
+}
+
 } // namespace
 
 std::unique_ptr<Kernel>
 tile_py::compileCudaKernel(mlir::ModuleOp module,
                            const mlir::tile::CompileOptions &opts) {
 #ifdef TILE_HAVE_GPU
+  if (!opts.skipStages.empty() && !hasTileKernel(module)) {
+    mlir::tile::CompileFailure failure;
+    auto binary = mlir::tile::compileForGpu(module, opts, failure);
+    if (mlir::failed(binary))
+      throw CompileError{failure.stage, failure.message, failure.reproducer};
+    auto kernel = std::make_unique<InspectOnlyKernel>();
+    kernel->name = binary->kernelName;
+    kernel->target = opts.target;
+    kernel->numWarps = binary->numWarps;
+    kernel->sharedMem = binary->sharedMem;
+    kernel->stages = std::move(binary->stages);
+    kernel->binaries.emplace_back("cubin", std::move(binary->cubin));
+    return kernel;
+  }
   rt::Signature sig = kernelSignature(module);
   rt::CacheKeyInputs key = cacheKey(module, opts);
   rt::DiskCache cache = rt::DiskCache::fromEnvironment();

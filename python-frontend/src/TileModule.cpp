@@ -49,6 +49,15 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.optLevel = options["opt_level"].cast<int>();
   if (options.contains("dump_dir") && !options["dump_dir"].is_none())
     opts.dumpDir = options["dump_dir"].cast<std::string>();
+  // Debugging options (tilec): mlir-opt's flags, and where to resume.
+  auto flag = [&](const char *key) {
+    return options.contains(key) && options[key].cast<bool>();
+  };
+  opts.printIRAfterAll = flag("print_ir_after_all");
+  opts.timePasses = flag("time_passes");
+  opts.printDebugInfo = flag("print_debuginfo");
+  if (options.contains("skip_stages"))
+    opts.skipStages = options["skip_stages"].cast<std::vector<std::string>>();
   return opts;
 }
 

@@ -33,8 +33,21 @@ def _candidates():
     return found
 
 
+def _explicit():
+    """The `_tile` in $TILE_EXT_DIR, which wins when set (build*/bin/tilec
+    sets it to pick its own build's module)."""
+    d = os.environ.get("TILE_EXT_DIR", "")
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES if d else ():
+        path = os.path.join(d, "_tile" + suffix)
+        if os.path.exists(path):
+            return path
+    return None
+
+
 def find_module_file():
     """Where `_tile` would be loaded from, or None when it is not built."""
+    if _explicit():
+        return _explicit()
     spec = importlib.util.find_spec("tile._tile")
     if spec is not None:
         return spec.origin
@@ -52,7 +65,9 @@ def load():
     if _error is not None:
         raise _error
     try:
-        if importlib.util.find_spec("tile._tile") is not None:
+        if _explicit():
+            _module = _load_file(_explicit())
+        elif importlib.util.find_spec("tile._tile") is not None:
             _module = importlib.import_module("tile._tile")
         else:
             found = _candidates()

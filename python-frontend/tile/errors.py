@@ -134,3 +134,18 @@ def first_python_diagnostic(text):
     if not m:
         return None
     return m.group("file"), int(m.group("line")), m.group("msg")
+
+
+def replay_command(reproducer, stage, target=None):
+    """The tilec command that replays a compile failure from its reproducer:
+    the reproducer's own `// Replay: tilec ...` line (it has every option
+    that matters), else one built from the stage and target."""
+    try:
+        with open(reproducer) as f:
+            for _, line in zip(range(4), f):
+                if line.startswith("// Replay: tilec "):
+                    return line[len("// Replay: "):].strip()
+    except OSError:
+        pass
+    cmd = f"tilec {reproducer} --emit {'tile' if stage == 'parse' else stage}"
+    return cmd + (f" --target {target}" if target else "")

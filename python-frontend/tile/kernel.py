@@ -14,7 +14,8 @@ import keyword
 from . import backend as _backend
 from . import interop, ir
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
-                     first_python_diagnostic, kernel_scope, user_location)
+                     first_python_diagnostic, kernel_scope, replay_command,
+                     user_location)
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
 from .tracer import trace
@@ -232,11 +233,11 @@ class Kernel:
             if type(e).__name__ != "CompileError" and not isinstance(
                     e, getattr(mod, "CompileError", ())):
                 raise
-            raise self._compile_error(e) from None
+            raise self._compile_error(e, target) from None
         _binaries[bkey] = binary
         return binary
 
-    def _compile_error(self, e):
+    def _compile_error(self, e, target=None):
         stage = getattr(e, "stage", "") or "?"
         repro = getattr(e, "reproducer", "") or ""
         diags = str(e)
@@ -248,8 +249,9 @@ class Kernel:
         rest = diags.strip() if hit else "\n".join(lines[1:])
         if rest and rest != what:
             msg += "\n" + rest
-        hint = ("this is a compiler bug if the kernel is valid; rerun the stage with "
-                f"tilec/tile-opt on the reproducer {repro}" if repro else
+        # The reproducer is the failing stage's input; tilec resumes there.
+        hint = ("this is a compiler bug if the kernel is valid; replay the failing stage "
+                f"from its reproducer: {replay_command(repro, stage, target)}" if repro else
                 "set TILE_DUMP_DIR to keep every stage's IR for a bug report")
         return TileCompileError(msg, hint, stage=stage, reproducer=repro,
                                 diagnostics=diags, kernel=self.__name__, location=loc)

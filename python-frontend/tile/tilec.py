@@ -1,0 +1,482 @@
+"""tilec: compile one kernel and print (or write) its IR at every stage.
+
+    tilec examples/softmax.py::softmax --args "f32[128,781], f32[128,781]" \\
+          -D BLOCK=1024 --emit fused --target sm_90
+    tilec softmax.mapped.mlir --emit ptx          # resume from a dump
+    tilec /tmp/tile-softmax-gpu-1234.mlir --emit gpu --target sm_90  # a reproducer
+
+A Python input is traced for an abstract signature (`--args`, see
+`parse_signature`; no memory is allocated), then compiled by `_tile.compile`
+exactly as a launch would compile it. An MLIR input (hand-written, a
+TILE_DUMP_DIR dump, or a reproducer) resumes the pipeline after the stage it
+is at. `docs/debugging.md` walks through it.
+"""
+
+import argparse
+import ast
+import importlib.util
+import os
+import re
+import sys
+
+from . import backend as _backend
+from . import dtypes as D
+from .errors import TileError, replay_command
+
+__all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
+
+# The stages of each pipeline, in order (compiler/Driver.cpp records them).
+# "llvm" is the LLVM dialect on the CPU and LLVM IR text on GPUs; the CPU's
+# LLVM IR text is "llvm-ir".
+STAGES = {
+    "cpu": ("tile", "fused", "host", "bufferized", "llvm", "llvm-ir"),
+    "gpu": ("tile", "fused", "mapped", "gpu", "nvvm", "llvm", "ptx", "cubin"),
+}
+TARGETS = ("cpu", "sm_80", "sm_90")
+
+
+class UsageError(Exception):
+    """A bad command line: printed with the usage, exit status 2."""
+
+
+def stages_of(target):
+    return STAGES["cpu" if target == "cpu" else "gpu"]
+
+
+# -- abstract signatures -------------------------------------------------------
+
+class AbstractArray:
+    """An array that only describes itself: dtype, shape, strides (elements)
+    and whether its base is 16-byte aligned. It exposes
+    `__cuda_array_interface__` with a fake pointer, which is all tracing
+    reads; it must never be launched."""
+
+    def __init__(self, dtype, shape, strides=None, aligned=True):
+        self.dtype = D.to_dtype(dtype)
+        if self.dtype is None:
+            raise UsageError(f"unknown dtype {dtype!r}")
+        self.shape = tuple(int(n) for n in shape)
+        if strides is None:
+            strides, acc = [], 1
+            for n in reversed(self.shape):
+                strides.append(acc)
+                acc *= max(n, 1)
+            strides.reverse()
+        self.strides = tuple(int(s) for s in strides)
+        if len(self.strides) != len(self.shape):
+            raise UsageError(f"{len(self.shape)} extents but {len(self.strides)} strides")
+        self.aligned = aligned
+
+    @property
+    def __cuda_array_interface__(self):
+        size = self.dtype.itemsize
+        # Aligned: a multiple of 256. Not: one element off (or 1 byte for
+        # 16-byte elements... none exist; 8-byte ones are off by 8).
+        ptr = 1 << 16 if self.aligned else (1 << 16) + max(size % 16, 1)
+        return {"shape": self.shape, "typestr": _typestr(self.dtype),
+                "strides": tuple(s * size for s in self.strides),
+                "data": (ptr, False), "version": 3}
+
+    def __repr__(self):
+        text = f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
+        return text + f" strides=[{','.join(map(str, self.strides))}]" + \
+            ("" if self.aligned else " align=unaligned")
+
+
+def _typestr(dt):
+    """A typestr NumPy reads back as `dt` (or, for dtypes NumPy lacks, the
+    dtype's name, which the interop falls back to)."""
+    np_names = {"bool_": "|b1", "int8": "|i1", "int16": "<i2", "int32": "<i4",
+                "int64": "<i8", "uint8": "|u1", "uint16": "<u2", "uint32": "<u4",
+                "uint64": "<u8", "float16": "<f2", "float32": "<f4", "float64": "<f8"}
+    return np_names.get(dt.name, dt.name)
+
+
+def _split_top(text, sep=","):
+    """Splits at `sep` outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for c in text:
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+_ARRAY = re.compile(r"^(?P<dtype>[A-Za-z_][A-Za-z0-9_]*)\s*\[(?P<shape>[^\]]*)\]\s*(?P<rest>.*)$")
+_SCALARS = {"i32": 3, "int32": 3, "int": 3, "i64": (1 << 33) + 3, "int64": (1 << 33) + 3,
+            "f32": 0.5, "float32": 0.5, "float": 0.5, "bool": True}
+
+
+def _ints(text, what):
+    text = text.strip().strip("[]()")
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"bad {what} {text!r}: expected integers") from None
+
+
+def parse_argument(text):
+    """One abstract argument:
+
+      f16[4096,1024]                      a contiguous, 16-byte aligned array
+      f32[64,64] strides=[1,64]           strides in elements (a transpose)
+      f32[1000] align=4                   a base aligned to 4 bytes only
+      i32 | i64 | f32 | bool              a runtime scalar
+      i32 div=16 | i64 div=16             an int known divisible by 16
+      4096 | 1 | 0.5 | True               a scalar of that value (an int equal
+                                          to 1 is specialized away, as at a
+                                          launch)
+    """
+    m = _ARRAY.match(text)
+    if m:
+        shape = _ints(m.group("shape"), "shape")
+        strides, aligned = None, True
+        for opt in m.group("rest").split():
+            key, _, val = opt.partition("=")
+            if key == "strides":
+                strides = _ints(val, "strides")
+            elif key == "align":
+                try:
+                    aligned = int(val) % 16 == 0
+                except ValueError:
+                    raise UsageError(f"bad align {val!r}") from None
+            else:
+                raise UsageError(f"unknown array option {opt!r} in {text!r} "
+                                 "(use strides=[..] and align=N)")
+        return AbstractArray(m.group("dtype"), shape, strides, aligned)
+    words = text.split()
+    if not words:
+        raise UsageError("an empty argument in --args")
+    if words[0] in _SCALARS:
+        value = _SCALARS[words[0]]
+        for opt in words[1:]:
+            if opt == "div=16" and isinstance(value, int) and value is not True:
+                value = value - 3 + 16  # a multiple of 16 (16 or 2**33 + 16)
+            else:
+                raise UsageError(f"unknown scalar option {opt!r} in {text!r}")
+        return value
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = None
+    if isinstance(value, (bool, int, float)):
+        return value
+    raise UsageError(f"cannot read the argument {text!r}: expected e.g. f16[4096,1024], "
+                     "i32, f32, bool, i32 div=16 or a number")
+
+
+def parse_signature(text):
+    """The abstract arguments of `--args`, split at top-level commas."""
+    if not text or not text.strip():
+        return []
+    return [parse_argument(p) for p in _split_top(text)]
+
+
+def parse_constant(text):
+    """`-D NAME=VALUE`: a Python literal, a tile dtype name, or a string."""
+    name, eq, value = text.partition("=")
+    if not eq or not name.strip().isidentifier():
+        raise UsageError(f"-D expects NAME=VALUE, got {text!r}")
+    value = value.strip()
+    try:
+        return name.strip(), ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        dt = D.to_dtype(value)
+        return name.strip(), dt if dt is not None else value
+
+
+# -- MLIR inputs: where do they resume? -----------------------------------------
+
+_REPRO = re.compile(r"^// tile reproducer: the input of stage '(?P<stage>[^']+)'")
+_REPLAY_TARGET = re.compile(r"^// Replay: tilec .* --target (?P<target>\S+)", re.MULTILINE)
+
+
+def detect_stage(text):
+    """(stage the IR is at, target it implies or None). A reproducer says
+    which stage failed on it; other IR is recognized by what it holds."""
+    first = text.lstrip().split("\n", 1)[0]
+    m = _REPRO.match(first)
+    if m:
+        failed = m.group("stage")
+        t = _REPLAY_TARGET.search(text)
+        target = t.group("target") if t else None
+        order = stages_of(target or ("sm_90" if failed in STAGES["gpu"] and
+                                     failed not in STAGES["cpu"] else "cpu"))
+        if failed in order and order.index(failed) > 0:
+            return order[order.index(failed) - 1], target
+        return "tile", target
+    if "gpu.module" in text:
+        if "gpu.func" in text:
+            return "gpu", "sm_90"
+        return "nvvm", "sm_90"
+    if "tile.num_warps" in text or "#tile.blocked" in text or "#blocked" in text:
+        return "mapped", "sm_90"
+    if "tile.grid" in text:  # the CPU kernel's block-id arguments
+        if "llvm.func" in text:
+            return "llvm", "cpu"
+        return ("host" if "tensor<" in text else "bufferized"), "cpu"
+    return "tile", None
+
+
+# -- compiling -----------------------------------------------------------------
+
+def _load_python(path, name):
+    """The tile.Kernel `name` of the Python file (the only one if not named)."""
+    from .kernel import Kernel
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)  # its own imports, as `python FILE.py`
+    modname = "__tilec__." + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    kernels = {k: v for k, v in vars(module).items() if isinstance(v, Kernel)}
+    if name:
+        kern = getattr(module, name, None)
+        if not isinstance(kern, Kernel):
+            raise UsageError(f"{path} has no @tile.kernel named {name!r} (kernels: "
+                             f"{', '.join(sorted(kernels)) or 'none'})")
+        return kern
+    if len(kernels) != 1:
+        raise UsageError(f"{path} defines {len(kernels)} kernels "
+                         f"({', '.join(sorted(kernels)) or 'none'}): "
+                         f"name one as {path}::KERNEL")
+    return next(iter(kernels.values()))
+
+
+def _options(args, num_warps, opt_level, skip):
+    return {"num_warps": int(num_warps or 0), "opt_level": int(opt_level),
+            "dump_dir": os.environ.get("TILE_DUMP_DIR", ""), "always_compile": True,
+            "print_ir_after_all": args.print_ir_after_all,
+            "time_passes": args.time_passes,
+            "print_debuginfo": args.mlir_print_debuginfo,
+            "skip_stages": list(skip)}
+
+
+class CompileFailed(Exception):
+    """A compile error, already formatted for the terminal."""
+
+
+def _compile(mod, ir_text, target, options, kern=None, path=None):
+    """`_tile.compile` with the cubin cache bypassed: the passes must run for
+    the debugging options to print anything. `path`: the MLIR file the IR
+    came from, which parse errors name."""
+    os.environ["TILE_ALWAYS_COMPILE"] = "1"
+    try:
+        return mod.compile(ir_text, target, options)
+    except Exception as e:
+        if type(e).__name__ != "CompileError":
+            raise
+        if kern is not None:
+            raise CompileFailed(str(kern._compile_error(e, target))) from None
+        diags = str(e).strip()
+        if path:
+            diags = diags.replace("<tile ir>:", f"{path}:")
+        msg = f"compilation failed in stage '{getattr(e, 'stage', '?')}':\n{diags}"
+        repro = getattr(e, "reproducer", "") or ""
+        if repro:
+            replay = replay_command(repro, getattr(e, "stage", ""), target)
+            msg += f"\n  reproducer: {repro}\n  replay it: {replay}"
+        raise CompileFailed(msg) from None
+
+
+def _extension(stage, text):
+    if stage in ("ptx", "cubin"):
+        return stage
+    if isinstance(text, str) and (text.startswith("; ModuleID") or stage == "llvm-ir"):
+        return "ll"
+    return "mlir"
+
+
+def _emit_names(emit):
+    names = [s.strip() for s in emit.split(",") if s.strip()]
+    if not names:
+        raise UsageError("--emit needs a stage")
+    return names
+
+
+def _pick_target(args, implied):
+    """--target, else the input's own, else sm_90 when only GPUs have the
+    stages asked for, else the backend a launch would use here."""
+    if args.target:
+        return args.target
+    if implied:
+        return implied
+    names = _emit_names(args.emit)
+    if any(n in STAGES["gpu"] and n not in STAGES["cpu"] for n in names):
+        return "sm_90"
+    return _default_target()
+
+
+def _requested(emit, target, start):
+    """The stages `--emit` names, in pipeline order, checked against the
+    target and the stage the input starts at."""
+    order = stages_of(target)
+    names = _emit_names(emit)
+    avail = order[order.index(start):]
+    if "all" in names:
+        return list(avail)
+    out = []
+    for n in names:
+        if n not in order:
+            other = [t for t in TARGETS if n in stages_of(t)]
+            why = f" ('{n}' is a stage of {' and '.join(other)})" if other else ""
+            raise UsageError(f"target {target} has no stage '{n}'{why}; the stages of "
+                             f"{target}: {', '.join(order)}, or all")
+        if n not in avail:
+            raise UsageError(f"the input is already at stage '{start}'; --emit one of "
+                             f"{', '.join(avail)}, or all")
+        out.append(n)
+    return sorted(set(out), key=order.index)
+
+
+def _emit(kernel_name, asm, stages, outdir, out):
+    """Prints the stages (with a header each when there are several) or
+    writes DIR/<kernel>.<stage>.<ext>; returns the paths written."""
+    written = []
+    if outdir:
+        os.makedirs(outdir, exist_ok=True)
+    for stage in stages:
+        if stage not in asm:
+            raise CompileFailed(f"the compiler recorded no stage '{stage}' "
+                                f"(recorded: {', '.join(asm)})")
+        text = asm[stage]
+        if outdir:
+            path = os.path.join(outdir, f"{kernel_name}.{stage}.{_extension(stage, text)}")
+            with open(path, "wb") as f:
+                f.write(text if isinstance(text, bytes) else text.encode())
+            written.append(path)
+            continue
+        if isinstance(text, bytes):
+            if len(stages) == 1 and not out.isatty():
+                out.flush()
+                out.buffer.write(text)
+                continue
+            raise UsageError("cubin is binary: write it with -o DIR, or redirect stdout")
+        if len(stages) > 1:
+            c = ";" if _extension(stage, text) == "ll" else "//"
+            out.write(f"{c} ===== {kernel_name}: stage '{stage}' =====\n")
+        out.write(text if text.endswith("\n") else text + "\n")
+    return written
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="tilec",
+        description="Compile one tile kernel and print (or write) its IR at any stage.",
+        epilog="Stages: cpu: " + ", ".join(STAGES["cpu"]) + "; sm_80/sm_90: " +
+               ", ".join(STAGES["gpu"]) + ". See docs/debugging.md.")
+    p.add_argument("input", help="FILE.py::KERNEL (traced for --args), or FILE.mlir "
+                                 "(tile IR, a dump of a later stage, or a reproducer); "
+                                 "'-' reads MLIR from stdin")
+    p.add_argument("--args", default="", metavar="SIG",
+                   help='abstract arguments, e.g. "f16[4096,1024], f16[4096,1024], i32"; '
+                        "arrays take strides=[..] and align=N, ints div=16")
+    p.add_argument("-D", dest="constants", action="append", default=[],
+                   metavar="NAME=VALUE", help="a tile.Constant parameter")
+    p.add_argument("--emit", default="tile",
+                   help="stage(s) to print, comma-separated, or all (default: tile)")
+    p.add_argument("-o", dest="outdir", metavar="DIR",
+                   help="write DIR/<kernel>.<stage>.<ext> instead of printing")
+    p.add_argument("--target", choices=TARGETS,
+                   help="default: an MLIR input's own target when it implies one, else "
+                        "sm_90 for GPU-only stages (mapped, gpu, nvvm, ptx, cubin), else "
+                        "the backend a launch would use here")
+    p.add_argument("--num-warps", type=int, default=None,
+                   help="warps per block (GPU; default: the kernel's, else chosen)")
+    p.add_argument("--opt-level", type=int, default=None, help="default: the kernel's (3)")
+    p.add_argument("--print-ir-after-all", action="store_true",
+                   help="print the IR after every pass to stderr (as mlir-opt)")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print pass timings to stderr, one report per stage")
+    p.add_argument("--mlir-print-debuginfo", action="store_true",
+                   help="print locations in MLIR stages; line info (.loc) in LLVM IR/PTX")
+    p.add_argument("--list-stages", action="store_true",
+                   help="print the stages of --target and exit")
+    return p
+
+
+def _default_target():
+    try:
+        return _backend.target_for(_backend.default_backend())
+    except TileError:
+        return "cpu"
+
+
+def run(argv=None, out=None):
+    """tilec's work; returns the exit status."""
+    out = out or sys.stdout
+    args = _parser().parse_args(argv)
+    if args.list_stages:
+        out.write(" ".join(stages_of(args.target or _default_target())) + "\n")
+        return 0
+    mod = _backend.require("tilec")
+    path, _, kname = args.input.partition("::")
+    if path.endswith(".py"):
+        kern = _load_python(path, kname)
+        constants = dict(parse_constant(c) for c in args.constants)
+        ir_text = kern.trace(*parse_signature(args.args), **constants)
+        target = _pick_target(args, None)
+        start, skip = "tile", ()
+        num_warps = kern.num_warps if args.num_warps is None else args.num_warps
+        opt_level = kern.opt_level if args.opt_level is None else args.opt_level
+    else:
+        if args.args or args.constants:
+            raise UsageError("--args and -D apply to a Python kernel (FILE.py::KERNEL)")
+        if kname:
+            raise UsageError("FILE::KERNEL is for Python files; an MLIR file holds one kernel")
+        if path.endswith((".ll", ".ptx", ".cubin")):
+            raise UsageError(f"{path}: tilec resumes from MLIR only (LLVM IR and PTX go "
+                             "to llc/ptxas directly)")
+        kern = None
+        ir_text = sys.stdin.read() if path == "-" else open(path).read()
+        start, implied = detect_stage(ir_text)
+        target = _pick_target(args, implied)
+        if implied and (implied == "cpu") != (target == "cpu"):
+            raise UsageError(f"the input is at stage '{start}' of the "
+                             f"{'CPU' if implied == 'cpu' else 'GPU'} pipeline; it cannot "
+                             f"be compiled for --target {target}")
+        order = stages_of(target)
+        skip = order[:order.index(start) + 1] if start != "tile" else ()
+        num_warps = args.num_warps or 0
+        opt_level = 3 if args.opt_level is None else args.opt_level
+    stages = _requested(args.emit, target, start)
+    binary = _compile(mod, ir_text, target, _options(args, num_warps, opt_level, skip), kern,
+                      None if kern is not None else ("<stdin>" if path == "-" else path))
+    asm = dict(binary.asm)
+    if kern is not None:
+        asm.setdefault("tile", ir_text)
+    for path in _emit(binary.name, asm, stages, args.outdir, out):
+        print(path, file=sys.stderr)
+    return 0
+
+
+def main(argv=None):
+    """The `tilec` console script."""
+    try:
+        return run(argv)
+    except UsageError as e:
+        print(f"tilec: error: {e}", file=sys.stderr)
+        return 2
+    except (CompileFailed, TileError) as e:
+        print(f"tilec: error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    except OSError as e:
+        print(f"tilec: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
