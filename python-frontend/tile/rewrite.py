@@ -31,7 +31,7 @@ from collections import Counter
 
 RT = "__tile_rt"
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PKG_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
 _LIB_DIRS = tuple({os.path.realpath(p) + os.sep for k in ("stdlib", "platstdlib", "purelib",
                                                          "platlib")
                    if (p := sysconfig.get_paths().get(k))})
@@ -240,9 +240,13 @@ class _Rewriter(ast.NodeTransformer):
 def _is_user_function(f):
     code = f.__code__
     fname = code.co_filename
-    if fname.startswith(_PKG_DIR) or fname.startswith("<"):
+    if fname.startswith("<"):
         return False
-    if os.path.realpath(fname).startswith(_LIB_DIRS):
+    # realpath: sys.path entries like "bench/../python-frontend" must not make
+    # the package's own functions look like user code (rewriting them costs
+    # milliseconds each on a first call).
+    real = os.path.realpath(fname)
+    if real.startswith(_PKG_DIR) or real.startswith(_LIB_DIRS):
         return False
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                         inspect.CO_ASYNC_GENERATOR):
