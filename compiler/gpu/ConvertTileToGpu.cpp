@@ -148,11 +148,9 @@ struct ConvertTileToGpuPass
         /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
         Attribute(), /*alignment=*/16, /*addrSpace=*/3);
     for (func::FuncOp func : kernels)
-      if (prefetch)
-        prefetchMmaLoads(func);
-    for (func::FuncOp func : kernels)
       if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
         return signalPassFailure();
+    prefetchMmaLoads(gpuModule, getMmaPipelining(prefetch));
 
     TileGpuTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);

@@ -1,8 +1,10 @@
 //===- TileToGpuCommon.cpp - shared pieces of convert-tile-to-gpu ---------===//
 #include "compiler/gpu/TileToGpuCommon.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -62,8 +64,8 @@ static Value bitsToCoord(OpBuilder &b, Location loc, Value id,
     Value one = arith::AndIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, id, constI32(b, loc, bit)),
         constI32(b, loc, 1));
-    Value term = arith::ShLIOp::create(b, loc, one,
-                                       constI32(b, loc, llvm::Log2_64(basis[d])));
+    Value term = arith::ShLIOp::create(
+        b, loc, one, constI32(b, loc, llvm::Log2_64(basis[d])));
     sum = sum ? arith::OrIOp::create(b, loc, sum, term).getResult() : term;
   }
   return sum ? sum : constI32(b, loc, 0);
@@ -74,9 +76,9 @@ SmallVector<Value> mlir::tile::threadCoords(OpBuilder &b, Location loc,
   Value lane = laneId(b, loc), warp = warpId(b, loc);
   SmallVector<Value> coords;
   for (unsigned d = 0; d < layout.getRank(); ++d)
-    coords.push_back(arith::OrIOp::create(
-        b, loc, bitsToCoord(b, loc, lane, layout.lanes, d),
-        bitsToCoord(b, loc, warp, layout.warps, d)));
+    coords.push_back(
+        arith::OrIOp::create(b, loc, bitsToCoord(b, loc, lane, layout.lanes, d),
+                             bitsToCoord(b, loc, warp, layout.warps, d)));
   return coords;
 }
 
@@ -94,7 +96,8 @@ Value mlir::tile::isFirstReplica(OpBuilder &b, Location loc,
   if (warpMask) {
     Value bits = arith::AndIOp::create(b, loc, warpId(b, loc),
                                        constI32(b, loc, warpMask));
-    Value w = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bits, zero);
+    Value w =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bits, zero);
     ok = arith::AndIOp::create(b, loc, ok, w);
   }
   return ok;
@@ -119,7 +122,8 @@ SmallVector<Value> mlir::tile::unpackVector(OpBuilder &b, Location loc,
   auto type = cast<VectorType>(vec.getType());
   SmallVector<Value> elems;
   for (int64_t i = 0; i < type.getNumElements(); ++i)
-    elems.push_back(vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i}));
+    elems.push_back(
+        vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i}));
   return elems;
 }
 
@@ -192,7 +196,8 @@ static Value threadOffset(OpBuilder &b, Location loc,
 
 static Value sharedAddress(OpBuilder &b, Location loc, Value base,
                            Value threadOff, int64_t constOff, Type elemType) {
-  Value off = arith::AddIOp::create(b, loc, threadOff, constI32(b, loc, constOff));
+  Value off =
+      arith::AddIOp::create(b, loc, threadOff, constI32(b, loc, constOff));
   return LLVM::GEPOp::create(b, loc, base.getType(), memType(elemType), base,
                              ValueRange{off});
 }
@@ -243,9 +248,8 @@ SmallVector<Value> mlir::tile::loadShared(OpBuilder &b, Location loc,
     SmallVector<Value> chunk =
         v == 1 ? SmallVector<Value>{value} : unpackVector(b, loc, value);
     for (Value e : chunk)
-      elems.push_back(mem != elemType
-                          ? arith::TruncIOp::create(b, loc, elemType, e)
-                          : e);
+      elems.push_back(
+          mem != elemType ? arith::TruncIOp::create(b, loc, elemType, e) : e);
   }
   return elems;
 }
@@ -324,11 +328,11 @@ SmallVector<Value> mlir::tile::applyCombiner(OpBuilder &b, Location loc,
                                              ValueRange next) {
   Block &block = combiner.front();
   IRMapping mapping;
-  for (auto [arg, v] : llvm::zip(block.getArguments().take_front(acc.size()),
-                                 acc))
+  for (auto [arg, v] :
+       llvm::zip(block.getArguments().take_front(acc.size()), acc))
     mapping.map(arg, v);
-  for (auto [arg, v] : llvm::zip(block.getArguments().drop_front(acc.size()),
-                                 next))
+  for (auto [arg, v] :
+       llvm::zip(block.getArguments().drop_front(acc.size()), next))
     mapping.map(arg, v);
   for (Operation &op : block.without_terminator())
     b.clone(op, mapping);
@@ -336,4 +340,32 @@ SmallVector<Value> mlir::tile::applyCombiner(OpBuilder &b, Location loc,
   for (Value y : block.getTerminator()->getOperands())
     out.push_back(mapping.lookupOrDefault(y));
   return out;
+}
+
+MmaSmemLayout mlir::tile::getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
+                                           int64_t elemBytes,
+                                           bool bTransposed) {
+  // Rows padded by 16 bytes: the eight row addresses of an ldmatrix fall in
+  // distinct banks.
+  int64_t pad = 16 / elemBytes;
+  auto align16 = [](int64_t bytes) { return (bytes + 15) / 16 * 16; };
+  MmaSmemLayout l;
+  l.aStride = k + pad;
+  l.bStride = bTransposed ? k + pad : n + pad;
+  l.aBytes = align16(m * l.aStride * elemBytes);
+  l.bBytes = align16((bTransposed ? n : k) * l.bStride * elemBytes);
+  return l;
+}
+
+Value mlir::tile::ringSlot(OpBuilder &b, Location loc, Operation *op,
+                           int64_t ahead, int64_t stages) {
+  auto loop = cast<scf::ForOp>(op->getParentOp());
+  Value iter = arith::DivSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                            loop.getLowerBound()),
+      loop.getStep());
+  return arith::RemSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, iter, constI32(b, loc, ahead)),
+      constI32(b, loc, stages));
 }

@@ -1,4 +1,5 @@
-//===- TileToGpuCommon.h - shared pieces of convert-tile-to-gpu ---*- C++ -*-===//
+//===- TileToGpuCommon.h - shared pieces of convert-tile-to-gpu ---*- C++
+//-*-===//
 //
 // A tensor with a layout becomes the vector of the elements the calling
 // thread owns, register r at position r (LinearLayout's register order).
@@ -33,9 +34,9 @@ struct GpuLoweringState {
 
 /// The pieces a !tile.array kernel argument was expanded into.
 struct ArrayParts {
-  Value ptr;                    // !llvm.ptr<1>
-  SmallVector<Value> extents;   // i64
-  SmallVector<Value> strides;   // i64
+  Value ptr;                  // !llvm.ptr<1>
+  SmallVector<Value> extents; // i64
+  SmallVector<Value> strides; // i64
 };
 /// Finds the parts of `array` (the result of the entry cast of the kernel).
 FailureOr<ArrayParts> getArrayParts(Value array);
@@ -97,9 +98,37 @@ Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned mask);
 SmallVector<Value> applyCombiner(OpBuilder &b, Location loc, Region &combiner,
                                  ValueRange acc, ValueRange next);
 
-/// Software pipelining: in loops that feed tensor-core tile.mma, issues the
-/// next iteration's tile.loads before this iteration's work.
-void prefetchMmaLoads(Operation *func);
+/// How mma loops are software-pipelined (TILE_GPU_PIPELINE=off|regs|async;
+/// async by default, falling back to regs where it does not apply).
+enum class MmaPipelining { Off, Registers, AsyncCopy };
+MmaPipelining getMmaPipelining(bool enabled);
+
+/// Software pipelining of loops that feed tensor-core tile.mma from
+/// tile.load. Registers: the next iteration's loads are issued before this
+/// iteration's mma. AsyncCopy: a ring of `stages` shared-memory slots filled
+/// by cp.async, `stages - 1` iterations ahead, one barrier per iteration;
+/// the loads and the mma are marked with kAsyncCopyAttr / kAsyncMmaAttr.
+void prefetchMmaLoads(Operation *root, MmaPipelining mode);
+
+/// On a tile.load: [byte offset in the slot, row stride (elements), slot
+/// bytes, stages, iterations ahead, fixed slot or -1]: the load lowers to
+/// cp.async into the ring slot instead of registers.
+constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
+/// On a tile.mma: [stages]: operands are read from the ring, not staged.
+constexpr llvm::StringLiteral kAsyncMmaAttr = "tile.async_mma";
+
+/// Shared-memory layout of mma operands: A [m][k + pad], B [k][n + pad]
+/// (or B^T [n][k + pad]), each region 16-byte aligned.
+struct MmaSmemLayout {
+  int64_t aStride, bStride, aBytes, bBytes;
+};
+MmaSmemLayout getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
+                               int64_t elemBytes, bool bTransposed);
+
+/// Ring slot of an op directly in an scf.for body: (iteration + ahead) %
+/// stages, as i32.
+Value ringSlot(OpBuilder &b, Location loc, Operation *op, int64_t ahead,
+               int64_t stages);
 
 void populateTileToGpuElementwisePatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns,

@@ -10,6 +10,7 @@
 #include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -118,9 +119,10 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
     finish(words[0]);
     return elems;
   }
-  Value packed = packVector(b, loc, VectorType::get({ws.count}, wordType), words);
-  Value cast = vector::BitCastOp::create(b, loc, VectorType::get({count}, mem),
-                                         packed);
+  Value packed =
+      packVector(b, loc, VectorType::get({ws.count}, wordType), words);
+  Value cast =
+      vector::BitCastOp::create(b, loc, VectorType::get({count}, mem), packed);
   for (Value e : unpackVector(b, loc, cast))
     finish(e);
   return elems;
@@ -156,7 +158,10 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
   os << "@$1 st.global";
   if (ws.count > 1)
     os << ".v" << ws.count;
-  os << (ws.bits == 8 ? ".b8" : ws.bits == 16 ? ".b16" : ".b32") << " [$0 + 0], ";
+  os << (ws.bits == 8    ? ".b8"
+         : ws.bits == 16 ? ".b16"
+                         : ".b32")
+     << " [$0 + 0], ";
   if (ws.count > 1)
     os << "{";
   for (int64_t i = 0; i < ws.count; ++i) {
@@ -170,8 +175,8 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
   operands.append(words);
   LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, cons,
                             /*has_side_effects=*/true, false,
-                            LLVM::tailcallkind::TailCallKind::None,
-                            attAsm(ctx), ArrayAttr());
+                            LLVM::tailcallkind::TailCallKind::None, attAsm(ctx),
+                            ArrayAttr());
 }
 
 Value globalAddress(OpBuilder &b, Location loc, const ArrayParts &parts,
@@ -183,11 +188,11 @@ Value globalAddress(OpBuilder &b, Location loc, const ArrayParts &parts,
 /// Walks the runs of a tile-indexed access: calls `fn(firstReg, count,
 /// address, inBounds)` for each run of `count` registers.
 template <typename AccessOp>
-LogicalResult forEachRun(
-    OpBuilder &b, AccessOp op, Value array, ValueRange indices,
-    RankedTensorType tileType, ArrayRef<int64_t> blockShape,
-    std::optional<ArrayRef<int64_t>> order,
-    function_ref<void(int64_t, int64_t, Value, Value)> fn) {
+LogicalResult
+forEachRun(OpBuilder &b, AccessOp op, Value array, ValueRange indices,
+           RankedTensorType tileType, ArrayRef<int64_t> blockShape,
+           std::optional<ArrayRef<int64_t>> order,
+           function_ref<void(int64_t, int64_t, Value, Value)> fn) {
   Location loc = op.getLoc();
   FailureOr<ArrayParts> parts = getArrayParts(array);
   if (failed(parts))
@@ -211,8 +216,8 @@ LogicalResult forEachRun(
         vec = getContiguity(*layout, i);
     vec = std::min<int64_t>(vec, 16 / eb);
     int64_t extent = arrayType.getShape()[rank - 1];
-    int64_t div = ShapedType::isDynamic(extent) ? arrayType.getDivisibility()
-                                                : extent;
+    int64_t div =
+        ShapedType::isDynamic(extent) ? arrayType.getDivisibility() : extent;
     while (vec > 1 && (arrayType.getAlignment() % (vec * eb) || div % vec))
       vec /= 2;
   }
@@ -221,13 +226,13 @@ LogicalResult forEachRun(
   SmallVector<Value> origins(rank), extents(rank), strides(rank);
   for (unsigned d = 0; d < rank; ++d) {
     Value idx = arith::ExtSIOp::create(b, loc, i64, indices[d]);
-    origins[d] = arith::MulIOp::create(b, loc, idx,
-                                       constI64(b, loc, blockShape[d]));
+    origins[d] =
+        arith::MulIOp::create(b, loc, idx, constI64(b, loc, blockShape[d]));
     int64_t se = arrayType.getShape()[d], ss = arrayType.getStrides()[d];
-    extents[d] = ShapedType::isDynamic(se) ? parts->extents[d]
-                                           : constI64(b, loc, se);
-    strides[d] = ShapedType::isDynamic(ss) ? parts->strides[d]
-                                           : constI64(b, loc, ss);
+    extents[d] =
+        ShapedType::isDynamic(se) ? parts->extents[d] : constI64(b, loc, se);
+    strides[d] =
+        ShapedType::isDynamic(ss) ? parts->strides[d] : constI64(b, loc, ss);
   }
   SmallVector<Value> tc = threadCoords(b, loc, *layout);
   SmallVector<Value> base(rank);
@@ -240,15 +245,17 @@ LogicalResult forEachRun(
     Value inBounds, offset;
     for (unsigned i = 0; i < rank; ++i) {
       unsigned d = arrayDim(i);
-      Value coord = arith::AddIOp::create(b, loc, base[d],
-                                          constI64(b, loc, rc[i]));
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       coord, extents[d]);
-      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok).getResult()
-                          : ok;
-      Value term = arrayType.getStrides()[d] == 1
-                       ? coord
-                       : arith::MulIOp::create(b, loc, coord, strides[d]).getResult();
+      Value coord =
+          arith::AddIOp::create(b, loc, base[d], constI64(b, loc, rc[i]));
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, coord,
+                                       extents[d]);
+      inBounds = inBounds
+                     ? arith::AndIOp::create(b, loc, inBounds, ok).getResult()
+                     : ok;
+      Value term =
+          arrayType.getStrides()[d] == 1
+              ? coord
+              : arith::MulIOp::create(b, loc, coord, strides[d]).getResult();
       offset = offset ? arith::AddIOp::create(b, loc, offset, term).getResult()
                       : term;
     }
@@ -273,6 +280,8 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
     std::optional<ArrayRef<int64_t>> order;
     if (op.getOrder())
       order = *op.getOrder();
+    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncCopyAttr))
+      return lowerAsyncCopy(op, adaptor, rewriter, ring.asArrayRef());
     if (failed(forEachRun(
             rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
             op.getBlockShape(), order,
@@ -283,6 +292,59 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
             })))
       return failure();
     rewriter.replaceOp(op, packVector(rewriter, op.getLoc(), vecType, elems));
+    return success();
+  }
+
+  /// 16-byte cp.async (zero-filled out of bounds) into a ring slot laid out
+  /// as the mma reads it; the result is unused.
+  LogicalResult lowerAsyncCopy(LoadOp op, OpAdaptor adaptor,
+                               ConversionPatternRewriter &rewriter,
+                               ArrayRef<int64_t> ring) const {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elemType = type.getElementType();
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    if (failed(layout))
+      return failure();
+    int64_t offset = ring[0], stride = ring[1], slotBytes = ring[2],
+            stages = ring[3], ahead = ring[4], fixed = ring[5];
+    Value slot = fixed >= 0 ? constI32(rewriter, loc, fixed)
+                            : ringSlot(rewriter, loc, op, ahead, stages);
+    Value byteOff = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, slot,
+                              constI32(rewriter, loc, slotBytes)),
+        constI32(rewriter, loc, offset));
+    Value shared = sharedBase(rewriter, loc);
+    Value base =
+        LLVM::GEPOp::create(rewriter, loc, shared.getType(),
+                            rewriter.getI8Type(), shared, ValueRange{byteOff});
+    SmallVector<Value> tc = threadCoords(rewriter, loc, *layout);
+    Value threadOff = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, tc[0],
+                              constI32(rewriter, loc, stride)),
+        tc[1]);
+    Value full = constI32(rewriter, loc, 16), none = constI32(rewriter, loc, 0);
+    if (failed(forEachRun(
+            rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
+            op.getBlockShape(), std::nullopt,
+            [&](int64_t first, int64_t count, Value addr, Value pred) {
+              SmallVector<int64_t, 4> rc = layout->regCoord(first);
+              Value off = arith::AddIOp::create(
+                  rewriter, loc, threadOff,
+                  constI32(rewriter, loc, rc[0] * stride + rc[1]));
+              Value dst = LLVM::GEPOp::create(rewriter, loc, shared.getType(),
+                                              elemType, base, ValueRange{off});
+              Value size =
+                  arith::SelectOp::create(rewriter, loc, pred, full, none);
+              NVVM::CpAsyncOp::create(rewriter, loc, dst, addr, 16,
+                                      NVVM::LoadCacheModifierKind::CG, size);
+            })))
+      return failure();
+    rewriter.replaceOp(
+        op, LLVM::PoisonOp::create(rewriter, loc,
+                                   getTypeConverter()->convertType(type)));
     return success();
   }
 };
@@ -318,9 +380,9 @@ struct StorePattern : OpConversionPattern<StoreOp> {
 struct ElementAccess {
   SmallVector<Value> addrs, preds;
 };
-FailureOr<ElementAccess> elementAccess(OpBuilder &b, Operation *op,
-                                       Value array, ValueRange indices,
-                                       Value mask, int64_t n) {
+FailureOr<ElementAccess> elementAccess(OpBuilder &b, Operation *op, Value array,
+                                       ValueRange indices, Value mask,
+                                       int64_t n) {
   Location loc = op->getLoc();
   FailureOr<ArrayParts> parts = getArrayParts(array);
   if (failed(parts))
@@ -483,8 +545,8 @@ struct AtomicRMWPattern : OpConversionPattern<AtomicRMWOp> {
             .getResult();
       }));
     }
-    rewriter.replaceOp(op, packVector(rewriter, loc, adaptor.getValue().getType(),
-                                      old));
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc, adaptor.getValue().getType(), old));
     return success();
   }
 };
@@ -531,8 +593,8 @@ struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
                    : arith::BitcastOp::create(b, loc, elemType, r).getResult();
       }));
     }
-    rewriter.replaceOp(op, packVector(rewriter, loc, adaptor.getValue().getType(),
-                                      old));
+    rewriter.replaceOp(
+        op, packVector(rewriter, loc, adaptor.getValue().getType(), old));
     return success();
   }
 };

@@ -106,22 +106,22 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
                              : kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
                              : kind == MmaKind::TF32 ? NVVM::MMATypes::tf32
                                                      : NVVM::MMATypes::s8;
-    // Shared layout: A row-major [m][k + pad]; B row-major [k][n + pad]
-    // (16-bit, tf32) or transposed [n][k + pad] (int8: ldmatrix has no
-    // 8-bit transpose; 16-bit B whose registers run along k).
-    int64_t pad = 16 / eb;
-    int64_t aStride = k + pad;
-    // B^T also when B's registers run along k (K^T in attention): stores
-    // stay vectorized and ldmatrix needs no transpose.
+    // Shared layout (getMmaSmemLayout): B transposed for int8 (ldmatrix
+    // has no 8-bit transpose) and for 16-bit B whose registers run along k
+    // (K^T in attention: stores stay vectorized, ldmatrix needs no .trans).
     FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
     bool bTransposed =
         kind == MmaKind::I8 ||
         (kind != MmaKind::TF32 && succeeded(bLayout) &&
          getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1));
-    int64_t bStride = bTransposed ? k + pad : n + pad;
-    int64_t aBytes = alignTo16(m * aStride * eb);
-    int64_t bBytes = alignTo16((bTransposed ? n : k) * bStride * eb);
-    state.needShared(aBytes + bBytes);
+    MmaSmemLayout smem = getMmaSmemLayout(m, n, k, eb, bTransposed);
+    int64_t aStride = smem.aStride, bStride = smem.bStride;
+    int64_t aBytes = smem.aBytes;
+    // Operands already in a cp.async ring (TileToGpuPrefetch.cpp).
+    int64_t ringStages = 0;
+    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr))
+      ringStages = ring[0];
+    state.needShared((ringStages ? ringStages : 1) * (aBytes + smem.bBytes));
     auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
     int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
     // A already in the fragment layout (chained mma): no shared memory.
@@ -140,19 +140,27 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     // A loop-invariant A (Q in attention) is staged and read into fragment
     // registers once, in front of the loop.
     auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-    bool hoistA =
-        aRegs.empty() && loop && loop.isDefinedOutsideOfLoop(adaptor.getA());
+    bool hoistA = aRegs.empty() && !ringStages && loop &&
+                  loop.isDefinedOutsideOfLoop(adaptor.getA());
     OpBuilder::InsertionGuard guard(rewriter);
     if (hoistA)
       rewriter.setInsertionPoint(loop);
     Value base = sharedBase(rewriter, loc);
+    if (ringStages) {
+      Value slot = ringSlot(rewriter, loc, op, 0, ringStages);
+      base = LLVM::GEPOp::create(
+          rewriter, loc, base.getType(), rewriter.getI8Type(), base,
+          ValueRange{arith::MulIOp::create(
+              rewriter, loc, slot,
+              constI32(rewriter, loc, aBytes + smem.bBytes))});
+    }
     Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
     auto stageB = [&] {
       stage(rewriter, loc, bBase, adaptor.getB(), bType,
             bTransposed ? SmallVector<int64_t>{1, bStride}
                         : SmallVector<int64_t>{bStride, 1});
     };
-    if (!hoistA) {
+    if (!hoistA && !ringStages) {
       barrier(rewriter, loc);
       if (aRegs.empty())
         stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});

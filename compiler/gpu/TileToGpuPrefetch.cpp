@@ -1,22 +1,34 @@
 //===- TileToGpuPrefetch.cpp - software pipelining of mma loops -----------===//
 //
-// In an scf.for that feeds tile.mma from tile.load, the loads of iteration
-// i + 1 are issued at the top of iteration i (their results carried to the
-// next iteration), so the global loads are in flight while the tensor cores
-// work on iteration i's operands. The first iteration's loads move in front
-// of the loop. A load past the last iteration reads out of bounds, which
-// the predicated load lowering turns into no memory traffic (or a harmless
-// in-bounds read).
+// In an scf.for that feeds tile.mma from tile.load, loads run ahead of the
+// mma. Loads past the last iteration read out of bounds, which the
+// predicated lowering turns into no memory traffic (or a harmless in-bounds
+// read).
+//
+// Registers: the loads of iteration i + 1 are issued at the top of
+// iteration i (their results carried to the next iteration), so they are in
+// flight while the tensor cores work on iteration i. The first iteration's
+// loads move in front of the loop.
+//
+// AsyncCopy (a matmul-shaped loop: one f16/bf16 mma whose A and B are
+// 16-byte-vectorizable loads): a ring of S shared-memory slots. The
+// prologue copies iterations 0..S-2 with cp.async; iteration i waits for
+// its slot (cp.async.wait_group S-2), passes one barrier (which also
+// retires iteration i-1's reads of the slot about to be refilled), copies
+// iteration i+S-1, and runs the mma on slot i % S.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Process.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -71,12 +83,117 @@ Value cloneAt(OpBuilder &b, scf::ForOp forOp, ArrayRef<Operation *> slice,
   return b.clone(*load, map)->getResult(0);
 }
 
-void prefetchLoop(scf::ForOp forOp) {
+/// The 16-byte cp.async a load lowers to, if its accesses are that wide.
+bool copiesIn16Bytes(LoadOp load) {
+  auto arrayType = cast<ArrayType>(load.getArray().getType());
+  auto type = cast<RankedTensorType>(load.getType());
+  unsigned rank = arrayType.getRank();
+  if (load.getOrder() || rank != 2 || arrayType.getStrides()[1] != 1)
+    return false;
+  if (auto pad = load.getPaddingAttr())
+    if (auto f = dyn_cast<FloatAttr>(pad); !f || !f.getValue().isZero())
+      return false;
+  FailureOr<LinearLayout> layout = toLinearLayout(type);
+  if (failed(layout))
+    return false;
+  int64_t eb = storageBytes(type.getElementType());
+  int64_t vec = std::min<int64_t>(getContiguity(*layout, 1), 16 / eb);
+  int64_t extent = arrayType.getShape()[1];
+  int64_t div =
+      ShapedType::isDynamic(extent) ? arrayType.getDivisibility() : extent;
+  return vec * eb == 16 && arrayType.getAlignment() % 16 == 0 && div % vec == 0;
+}
+
+/// Rewrites a matmul-shaped loop to the cp.async ring; false if it is not.
+bool pipelineAsync(scf::ForOp forOp) {
+  Block *body = forOp.getBody();
+  SmallVector<MmaOp> mmas(body->getOps<MmaOp>());
+  if (mmas.size() != 1)
+    return false;
+  MmaOp mma = mmas.front();
+  MmaKind kind = getMmaKind(mma);
+  if (kind != MmaKind::F16 && kind != MmaKind::BF16)
+    return false;
+  auto aLoad = mma.getA().getDefiningOp<LoadOp>();
+  auto bLoad = mma.getB().getDefiningOp<LoadOp>();
+  if (!aLoad || !bLoad || aLoad == bLoad || aLoad->getBlock() != body ||
+      bLoad->getBlock() != body || !mma.getA().hasOneUse() ||
+      !mma.getB().hasOneUse() || !copiesIn16Bytes(aLoad) ||
+      !copiesIn16Bytes(bLoad))
+    return false;
+  llvm::SetVector<Operation *> aSlice, bSlice;
+  for (auto [load, slice] :
+       {std::pair(aLoad, &aSlice), std::pair(bLoad, &bSlice)})
+    for (Value v : load->getOperands())
+      if (!collectIndexSlice(v, forOp, *slice))
+        return false;
+
+  auto aType = cast<RankedTensorType>(mma.getA().getType());
+  auto bType = cast<RankedTensorType>(mma.getB().getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
+          n = bType.getDimSize(1);
+  MmaSmemLayout l = getMmaSmemLayout(
+      m, n, k, storageBytes(aType.getElementType()), /*bTransposed=*/false);
+  int64_t slotBytes = l.aBytes + l.bBytes;
+  // As many stages (2..4) as fit in about half the shared memory of an SM.
+  int64_t stages = std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
+
+  MLIRContext *ctx = forOp.getContext();
+  auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
+                  int64_t slot) {
+    loaded.getDefiningOp()->setAttr(
+        kAsyncCopyAttr, DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes,
+                                                     stages, ahead, slot}));
+  };
+  auto copy = [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
+    Value a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
+    Value bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
+    mark(a, 0, l.aStride, ahead, slot);
+    mark(bv, l.aBytes, l.bStride, ahead, slot);
+    NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
+    return std::pair(a, bv);
+  };
+  Location loc = forOp.getLoc();
+  Value step = forOp.getStep();
+
+  // Prologue: iterations 0..S-2 into slots 0..S-2.
+  OpBuilder b(forOp);
+  Value iv = forOp.getLowerBound();
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    copy(b, iv, 0, s);
+    iv = arith::AddIOp::create(b, loc, iv, step);
+  }
+  // Body: wait for this iteration's slot, one barrier, refill, mma.
+  b.setInsertionPointToStart(body);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+  gpu::BarrierOp::create(b, loc);
+  Value ahead = arith::AddIOp::create(
+      b, loc, forOp.getInductionVar(),
+      arith::MulIOp::create(
+          b, loc, step,
+          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
+  auto [a, bv] = copy(b, ahead, stages - 1, -1);
+  // The mma reads the ring; its operands only keep the IR typed.
+  mma.getAMutable().assign(a);
+  mma.getBMutable().assign(bv);
+  mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(ctx, {stages}));
+  aLoad.erase();
+  bLoad.erase();
+  // Nothing in flight (or being read) once the loop is done.
+  b.setInsertionPointAfter(forOp);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  return true;
+}
+
+void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
   Block *body = forOp.getBody();
   if (!llvm::any_of(body->getOps<MmaOp>(),
                     [](MmaOp mma) { return getMmaKind(mma) != MmaKind::Fma; }))
     return;
   if (writesMemory(forOp))
+    return;
+  if (mode == MmaPipelining::AsyncCopy && pipelineAsync(forOp))
     return;
   SmallVector<std::pair<LoadOp, SmallVector<Operation *>>> loads;
   for (LoadOp load : body->getOps<LoadOp>()) {
@@ -121,9 +238,21 @@ void prefetchLoop(scf::ForOp forOp) {
 
 } // namespace
 
-void mlir::tile::prefetchMmaLoads(Operation *func) {
+MmaPipelining mlir::tile::getMmaPipelining(bool enabled) {
+  if (!enabled)
+    return MmaPipelining::Off;
+  std::string env =
+      llvm::sys::Process::GetEnv("TILE_GPU_PIPELINE").value_or("async");
+  if (env == "off")
+    return MmaPipelining::Off;
+  return env == "regs" ? MmaPipelining::Registers : MmaPipelining::AsyncCopy;
+}
+
+void mlir::tile::prefetchMmaLoads(Operation *root, MmaPipelining mode) {
+  if (mode == MmaPipelining::Off)
+    return;
   SmallVector<scf::ForOp> loops;
-  func->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
+  root->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
   for (scf::ForOp forOp : loops)
-    prefetchLoop(forOp);
+    prefetchLoop(forOp, mode);
 }

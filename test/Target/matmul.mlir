@@ -1,22 +1,40 @@
-// 128x128x32 f16 matmul with a K loop: ldmatrix + mma.sync m16n8k16.
+// 128x128x32 f16 matmul with a K loop: a 4-stage cp.async ring in shared
+// memory, one barrier per iteration, ldmatrix.x4 + mma.sync m16n8k16.
 // REQUIRES: ptxas
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.ptx -o /dev/null
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=PIPE
+// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=PIPE
+// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
+// RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
+// RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
+// RUN: env TILE_GPU_PIPELINE=off tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.off.ptx -o /dev/null
+// RUN: %ptxas -arch=sm_90 %t.off.ptx -o %t.off.cubin
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx="chip=sm_80 output=%t80.ptx" -o /dev/null
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
 // CHECK: .visible .entry matmul(
 // CHECK: .maxntid 256, 1, 1
 // CHECK: .minnctapersm 2
-// CHECK: ld.global.v4.b32
-// CHECK: st.shared.v4.b32
-// CHECK: bar.sync
+// Prologue: stages 0..2, one commit group each.
+// CHECK-COUNT-3: cp.async.commit_group
+// CHECK: cp.async.wait_group 2
+// CHECK-NEXT: bar.sync 0
+// CHECK-NOT: bar.sync
+// CHECK: cp.async.cg.shared.global {{.*}}, 16, %r
+// CHECK: cp.async.commit_group
+// CHECK-NOT: bar.sync
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT: bar.sync
+// CHECK: cp.async.wait_group 0
 // CHECK: st.global.v2.b32
+// REGS: ld.global.v4.b32
+// REGS: st.shared.v4.b32
+// REGS: bar.sync
+// REGS: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// REGS: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 // Software pipelining: the next A and B tiles travel around the loop, their
