@@ -327,3 +327,13 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
 }
 
 int tile_py::cudaDeviceCount() { return rt::CudaDriver::get().deviceCount(); }
+
+std::pair<int, int> tile_py::cudaDeviceCapability(int device) {
+  try {
+    std::string arch = rt::CudaDriver::get().archOf(device); // "sm_90"
+    int cc = std::stoi(arch.substr(3));
+    return {cc / 10, cc % 10};
+  } catch (const rt::CudaError &e) {
+    throw LaunchError{e.what()};
+  }
+}

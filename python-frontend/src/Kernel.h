@@ -65,6 +65,8 @@ std::unique_ptr<Kernel> compileCudaKernel(mlir::ModuleOp module,
                                           const mlir::tile::CompileOptions &opts);
 /// GPUs the CUDA runtime sees (0 without a driver).
 int cudaDeviceCount();
+/// (major, minor) compute capability of `device`; throws LaunchError.
+std::pair<int, int> cudaDeviceCapability(int device);
 
 } // namespace tile_py
 

@@ -122,6 +122,48 @@ void translateErrors(std::exception_ptr p) {
   }
 }
 
+/// `Kernel.fast_launch(grid, args, stream)`: the per-call path without
+/// pybind11's overload dispatch and argument casters (which cost more than
+/// the driver's own launch). `self` is (kernel object, capsule of Kernel*):
+/// the tuple keeps the kernel alive, the capsule reaches it in one load.
+PyObject *fastLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  auto *kernel = static_cast<Kernel *>(
+      PyCapsule_GetPointer(PyTuple_GET_ITEM(self, 1), nullptr));
+  if (nargs != 3 || !PyTuple_Check(args[0]) ||
+      PyTuple_GET_SIZE(args[0]) != 3 || !PyTuple_Check(args[1])) {
+    PyErr_SetString(PyExc_TypeError,
+                    "fast_launch(grid: (x, y, z), args: tuple, stream: int)");
+    return nullptr;
+  }
+  std::array<int64_t, 3> grid;
+  for (int d = 0; d < 3; ++d) {
+    grid[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(args[0], d));
+    if (grid[d] == -1 && PyErr_Occurred())
+      return nullptr;
+  }
+  uintptr_t stream = PyLong_AsUnsignedLongLongMask(args[2]);
+  if (stream == uintptr_t(-1) && PyErr_Occurred())
+    return nullptr;
+  try {
+    kernel->launch(grid, py::reinterpret_borrow<py::tuple>(args[1]), stream);
+  } catch (const LaunchError &e) {
+    PyErr_SetString(launchErrorType, e.message.c_str());
+    return nullptr;
+  } catch (py::error_already_set &e) {
+    e.restore();
+    return nullptr;
+  } catch (const std::exception &e) {
+    PyErr_SetString(launchErrorType, e.what());
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyMethodDef fastLaunchDef = {
+    "fast_launch",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fastLaunch)),
+    METH_FASTCALL, "launch(grid, args, stream) without argument conversion"};
+
 } // namespace
 
 PYBIND11_MODULE(_tile, m) {
@@ -153,6 +195,17 @@ PYBIND11_MODULE(_tile, m) {
             k.launch(grid, args, stream);
           },
           py::arg("grid"), py::arg("args"), py::arg("stream") = 0)
+      .def_property_readonly(
+          "fast_launch",
+          [](py::object self) {
+            py::capsule ptr(static_cast<const void *>(self.cast<Kernel *>()),
+                            static_cast<const char *>(nullptr));
+            py::tuple state = py::make_tuple(self, ptr);
+            return py::reinterpret_steal<py::object>(
+                PyCFunction_NewEx(&fastLaunchDef, state.ptr(), nullptr));
+          },
+          "launch(grid3, args, stream) with no keyword or default handling: "
+          "the hot path the frontend binds once per kernel")
       .def("__repr__", [](const Kernel &k) {
         return "<_tile.Kernel " + k.name + " for " + k.target + ">";
       });
@@ -163,4 +216,6 @@ PYBIND11_MODULE(_tile, m) {
         "'sm_80', 'sm_90'); raises CompileError.");
   m.def("cuda_device_count", &cudaDeviceCount,
         "Number of CUDA devices (0 without a driver).");
+  m.def("cuda_device_capability", &cudaDeviceCapability, py::arg("device") = 0,
+        "(major, minor) compute capability of a CUDA device.");
 }

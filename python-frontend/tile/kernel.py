@@ -79,7 +79,7 @@ class CompiledKernel:
         self.asm = asm
         self.num_warps = getattr(binary, "num_warps", self.num_warps)
         self.shared_mem = getattr(binary, "shared_mem", 0)
-        self._launch = binary.launch
+        self._launch = getattr(binary, "fast_launch", None) or binary.launch
 
     def _no_binary(self, grid, args, stream):
         _backend.require(f"launching kernel '{self.name}'")
