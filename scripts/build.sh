@@ -9,5 +9,5 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
 fi
- ninja -C "$BUILD_DIR" ${NINJA_FLAGS:-} all mlir-doc | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+ninja -C "$BUILD_DIR" ${NINJA_FLAGS:-} all mlir-doc | grep -vE '^\[[0-9]+/[0-9]+\]' || true
 test "${PIPESTATUS[0]}" -eq 0
