@@ -175,6 +175,7 @@ struct ConvertTileToGpuPass
     populateTileToGpuMmaPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
+    placeRings(gpuModule, state);
 
     // The array casts are dead once every use is lowered.
     gpuModule.walk([](UnrealizedConversionCastOp cast) {

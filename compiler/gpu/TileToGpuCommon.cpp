@@ -369,3 +369,25 @@ Value mlir::tile::ringSlot(OpBuilder &b, Location loc, Operation *op,
       b, loc, arith::AddIOp::create(b, loc, iter, constI32(b, loc, ahead)),
       constI32(b, loc, stages));
 }
+
+Value mlir::tile::ringBase(OpBuilder &b, Location loc) {
+  auto offset =
+      LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(0));
+  offset->setAttr(kRingOffsetAttr, b.getUnitAttr());
+  Value shared = sharedBase(b, loc);
+  return LLVM::GEPOp::create(b, loc, shared.getType(), b.getI8Type(), shared,
+                             ValueRange{offset});
+}
+
+void mlir::tile::placeRings(Operation *root, GpuLoweringState &state) {
+  if (!state.ringMem)
+    return;
+  int64_t offset = (state.sharedMem + 15) / 16 * 16;
+  root->walk([&](LLVM::ConstantOp c) {
+    if (c->hasAttr(kRingOffsetAttr)) {
+      c.setValueAttr(IntegerAttr::get(c.getType(), offset));
+      c->removeAttr(kRingOffsetAttr);
+    }
+  });
+  state.sharedMem = offset + state.ringMem;
+}

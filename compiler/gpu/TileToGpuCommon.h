@@ -30,6 +30,11 @@ struct GpuLoweringState {
   /// use starts at offset 0 behind a barrier).
   int64_t sharedMem = 0;
   void needShared(int64_t bytes) { sharedMem = std::max(sharedMem, bytes); }
+  /// Bytes of cp.async rings: they sit above every other use (placed once
+  /// all of those are known, see ringBase), so no scratch use clobbers a
+  /// slot that is being filled.
+  int64_t ringMem = 0;
+  void needRing(int64_t bytes) { ringMem = std::max(ringMem, bytes); }
 };
 
 /// The pieces a !tile.array kernel argument was expanded into.
@@ -124,6 +129,13 @@ struct MmaSmemLayout {
 };
 MmaSmemLayout getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
                                int64_t elemBytes, bool bTransposed);
+
+/// Base of the cp.async ring area: an offset constant marked
+/// kRingOffsetAttr, patched by placeRings after the conversion.
+Value ringBase(OpBuilder &b, Location loc);
+constexpr llvm::StringLiteral kRingOffsetAttr = "tile.ring_offset";
+/// Puts the rings above the other shared memory uses of `root`.
+void placeRings(Operation *root, GpuLoweringState &state);
 
 /// Ring slot of an op directly in an scf.for body: (iteration + ahead) %
 /// stages, as i32.

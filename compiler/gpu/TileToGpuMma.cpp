@@ -121,7 +121,10 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     int64_t ringStages = 0;
     if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr))
       ringStages = ring[0];
-    state.needShared((ringStages ? ringStages : 1) * (aBytes + smem.bBytes));
+    if (ringStages)
+      state.needRing(ringStages * (aBytes + smem.bBytes));
+    else
+      state.needShared(aBytes + smem.bBytes);
     auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
     int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
     // A already in the fragment layout (chained mma): no shared memory.
@@ -145,7 +148,8 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     OpBuilder::InsertionGuard guard(rewriter);
     if (hoistA)
       rewriter.setInsertionPoint(loop);
-    Value base = sharedBase(rewriter, loc);
+    Value base =
+        ringStages ? ringBase(rewriter, loc) : sharedBase(rewriter, loc);
     if (ringStages) {
       Value slot = ringSlot(rewriter, loc, op, 0, ringStages);
       base = LLVM::GEPOp::create(

@@ -4,6 +4,7 @@
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.ptx -o /dev/null
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=RING
 // RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=PIPE
 // RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
@@ -30,6 +31,8 @@
 // CHECK-NOT: bar.sync
 // CHECK: cp.async.wait_group 0
 // CHECK: st.global.v2.b32
+// Four slots of A [128][40] and B [32][136] f16 above the (unused) scratch.
+// RING: tile.shared_mem = 75776
 // REGS: ld.global.v4.b32
 // REGS: st.shared.v4.b32
 // REGS: bar.sync
