@@ -121,9 +121,13 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   PassManager nvvmPm(ctx);
   buildGpuToNVVMPipeline(nvvmPm);
   // Debug scopes turn the ops' Python locations into line info: !dbg in the
-  // LLVM IR, .loc in the PTX.
-  if (opts.printDebugInfo)
-    nvvmPm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
+  // LLVM IR, .file/.loc in the PTX (directives only: no DWARF sections, and
+  // no `.target ..., debug`, which would ask ptxas for a debug build).
+  if (opts.printDebugInfo) {
+    LLVM::DIScopeForLLVMFuncOpPassOptions scopes;
+    scopes.emissionKind = LLVM::DIEmissionKind::DebugDirectivesOnly;
+    nvvmPm.addPass(LLVM::createDIScopeForLLVMFuncOpPass(scopes));
+  }
   if (failed(runStage(module, nvvmPm, "nvvm", opts, bin.stages, failure)))
     return mlir::failure();
   gpu::GPUModuleOp gpuModule;
@@ -154,7 +158,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   bin.ptx = *ptx;
 
   std::string log;
-  FailureOr<std::string> cubin = assembleCubin(*ptx, chip, log);
+  FailureOr<std::string> cubin =
+      assembleCubin(*ptx, chip, log, /*verbose=*/false, opts.printDebugInfo);
   if (failed(cubin)) {
     failure.stage = "cubin";
     failure.message = "error: ptxas failed:\n" + log;

@@ -175,7 +175,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
 }
 
 static FailureOr<std::string> runPtxas(StringRef ptx, StringRef chip,
-                                       std::string &log, bool verbose) {
+                                       std::string &log, bool verbose,
+                                       bool lineInfo) {
   llvm::SmallString<128> ptxPath, cubinPath, logPath;
   int fd;
   if (llvm::sys::fs::createTemporaryFile("tile", "ptx", fd, ptxPath)) {
@@ -193,6 +194,8 @@ static FailureOr<std::string> runPtxas(StringRef ptx, StringRef chip,
   SmallVector<StringRef> args{ptxas, arch, ptxPath, "-o", cubinPath};
   if (verbose)
     args.push_back("-v");
+  if (lineInfo)
+    args.push_back("-lineinfo");
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   std::string errMsg;
@@ -230,16 +233,17 @@ static int64_t spillBytes(StringRef log) {
 
 FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
                                                  std::string &log,
-                                                 bool verbose) {
+                                                 bool verbose, bool lineInfo) {
   // A register cap from .minnctapersm (two blocks per SM for mma kernels)
   // is dropped when it makes ptxas spill more than a few registers.
   size_t cap = ptx.find(".minnctapersm");
   if (cap == StringRef::npos)
-    return runPtxas(ptx, chip, log, verbose);
-  FailureOr<std::string> cubin = runPtxas(ptx, chip, log, /*verbose=*/true);
+    return runPtxas(ptx, chip, log, verbose, lineInfo);
+  FailureOr<std::string> cubin =
+      runPtxas(ptx, chip, log, /*verbose=*/true, lineInfo);
   if (failed(cubin) || spillBytes(log) <= 64)
     return cubin;
   std::string uncapped = ptx.str();
   uncapped.erase(cap, ptx.find('\n', cap) - cap);
-  return runPtxas(uncapped, chip, log, verbose);
+  return runPtxas(uncapped, chip, log, verbose, lineInfo);
 }

@@ -24,9 +24,11 @@ FailureOr<std::string> translateToPtx(gpu::GPUModuleOp module,
                                       std::string *llvmIR = nullptr);
 
 /// Runs ptxas on `ptx`; returns the cubin. `log` receives ptxas's output
-/// (with -v: registers, spills, shared memory).
+/// (with -v: registers, spills, shared memory). `lineInfo` keeps the PTX's
+/// .loc line info in the cubin (ptxas -lineinfo), for SASS listings.
 FailureOr<std::string> assembleCubin(StringRef ptx, StringRef chip,
-                                     std::string &log, bool verbose = false);
+                                     std::string &log, bool verbose = false,
+                                     bool lineInfo = false);
 
 /// The ptxas to run: $TILE_PTXAS, $CUDA_HOME/bin/ptxas,
 /// /usr/local/cuda/bin/ptxas, or ptxas on PATH.

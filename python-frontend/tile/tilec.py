@@ -376,7 +376,7 @@ def _parser():
         description="Compile one tile kernel and print (or write) its IR at any stage.",
         epilog="Stages: cpu: " + ", ".join(STAGES["cpu"]) + "; sm_80/sm_90: " +
                ", ".join(STAGES["gpu"]) + ". See docs/debugging.md.")
-    p.add_argument("input", help="FILE.py::KERNEL (traced for --args), or FILE.mlir "
+    p.add_argument("input", nargs="?", help="FILE.py::KERNEL (traced for --args), or FILE.mlir "
                                  "(tile IR, a dump of a later stage, or a reproducer); "
                                  "'-' reads MLIR from stdin")
     p.add_argument("--args", default="", metavar="SIG",
@@ -420,6 +420,8 @@ def run(argv=None, out=None):
     if args.list_stages:
         out.write(" ".join(stages_of(args.target or _default_target())) + "\n")
         return 0
+    if not args.input:
+        raise UsageError("no input: give FILE.py::KERNEL or FILE.mlir (see --help)")
     mod = _backend.require("tilec")
     path, _, kname = args.input.partition("::")
     if path.endswith(".py"):

@@ -274,12 +274,16 @@ def test_ptx_line_info(tmp_path):
     assert m and m.group(2).endswith("softmax.py"), ptx[:2000]
     lines = {int(n) for n in re.findall(rf"^\s*\.loc\s+{m.group(1)}\s+(\d+)\s", ptx, re.M)}
     assert _line(src, "tile.exp(t)") in lines and _line(src, "tile.store(") in lines
+    assert re.search(r"^\.target sm_90$", ptx, re.M)  # line info, not a debug build
     plain = run_tilec(example_args("softmax") + ["--emit", "ptx"], tmp_path).stdout
     assert ".loc" not in plain
-    # ptxas takes it: the cubin still assembles.
+    # ptxas -lineinfo keeps it in the cubin, for SASS listings.
     cubin = run_tilec(example_args("softmax") + ["--emit", "cubin", "--mlir-print-debuginfo"],
                       tmp_path, binary=True).stdout
-    assert cubin[:4] == b"\x7fELF"
+    assert cubin[:4] == b"\x7fELF" and b".debug_line" in cubin
+    plain = run_tilec(example_args("softmax") + ["--emit", "cubin"], tmp_path,
+                      binary=True).stdout
+    assert b".debug_line" not in plain
 
 
 @needs_tile
@@ -525,6 +529,9 @@ def test_console_script_declared():
 
 
 def test_help_lists_the_stages():
+    r = subprocess.run([TILEC, "--list-stages", "--target", "sm_80"], capture_output=True,
+                       text=True, timeout=60)
+    assert r.stdout == "tile fused mapped gpu nvvm llvm ptx cubin\n"
     r = subprocess.run([TILEC, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     assert "--print-ir-after-all" in r.stdout and "--mlir-print-debuginfo" in r.stdout
