@@ -315,16 +315,18 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
         arith::MulIOp::create(rewriter, loc, slot,
                               constI32(rewriter, loc, slotBytes)),
         constI32(rewriter, loc, offset));
-    Value shared = sharedBase(rewriter, loc);
+    Value shared = ringBase(rewriter, loc);
     Value base =
         LLVM::GEPOp::create(rewriter, loc, shared.getType(),
                             rewriter.getI8Type(), shared, ValueRange{byteOff});
+    // The block's last two dimensions (others are 1) make the slot's rows.
+    unsigned r0 = type.getRank() - 2, r1 = r0 + 1;
     SmallVector<Value> tc = threadCoords(rewriter, loc, *layout);
     Value threadOff = arith::AddIOp::create(
         rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, tc[0],
+        arith::MulIOp::create(rewriter, loc, tc[r0],
                               constI32(rewriter, loc, stride)),
-        tc[1]);
+        tc[r1]);
     Value full = constI32(rewriter, loc, 16), none = constI32(rewriter, loc, 0);
     if (failed(forEachRun(
             rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
@@ -333,7 +335,7 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
               SmallVector<int64_t, 4> rc = layout->regCoord(first);
               Value off = arith::AddIOp::create(
                   rewriter, loc, threadOff,
-                  constI32(rewriter, loc, rc[0] * stride + rc[1]));
+                  constI32(rewriter, loc, rc[r0] * stride + rc[r1]));
               Value dst = LLVM::GEPOp::create(rewriter, loc, shared.getType(),
                                               elemType, base, ValueRange{off});
               Value size =

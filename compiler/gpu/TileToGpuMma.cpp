@@ -117,14 +117,17 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
     MmaSmemLayout smem = getMmaSmemLayout(m, n, k, eb, bTransposed);
     int64_t aStride = smem.aStride, bStride = smem.bStride;
     int64_t aBytes = smem.aBytes;
-    // Operands already in a cp.async ring (TileToGpuPrefetch.cpp).
-    int64_t ringStages = 0;
-    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr))
+    // Operands already in a cp.async ring (TileToGpuPrefetch.cpp):
+    // [stages, slot bytes, A's offset in the slot (-1: not in the ring),
+    // B's offset].
+    int64_t ringStages = 0, slotBytes = 0, ringA = -1, ringB = 0;
+    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr)) {
       ringStages = ring[0];
-    if (ringStages)
-      state.needRing(ringStages * (aBytes + smem.bBytes));
-    else
-      state.needShared(aBytes + smem.bBytes);
+      slotBytes = ring[1];
+      ringA = ring[2];
+      ringB = ring[3];
+      state.needRing(ringStages * slotBytes);
+    }
     auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
     int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
     // A already in the fragment layout (chained mma): no shared memory.
@@ -140,36 +143,53 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
         aRegs[{c[0], c[1]}] = elems[r];
       }
     }
+    // Scratch at offset 0 for what is staged here.
+    if (!ringStages)
+      state.needShared(aBytes + smem.bBytes);
+    else if (aRegs.empty() && ringA < 0)
+      state.needShared(aBytes);
     // A loop-invariant A (Q in attention) is staged and read into fragment
     // registers once, in front of the loop.
     auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-    bool hoistA = aRegs.empty() && !ringStages && loop &&
+    bool hoistA = aRegs.empty() && ringA < 0 && loop &&
                   loop.isDefinedOutsideOfLoop(adaptor.getA());
     OpBuilder::InsertionGuard guard(rewriter);
     if (hoistA)
       rewriter.setInsertionPoint(loop);
-    Value base =
-        ringStages ? ringBase(rewriter, loc) : sharedBase(rewriter, loc);
-    if (ringStages) {
-      Value slot = ringSlot(rewriter, loc, op, 0, ringStages);
-      base = LLVM::GEPOp::create(
-          rewriter, loc, base.getType(), rewriter.getI8Type(), base,
-          ValueRange{arith::MulIOp::create(
-              rewriter, loc, slot,
-              constI32(rewriter, loc, aBytes + smem.bBytes))});
-    }
+    Value base = sharedBase(rewriter, loc);
     Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
+    // This iteration's slot, at the insertion point (inside the loop).
+    auto inRing = [&](int64_t offset) -> Value {
+      Value slot = ringSlot(rewriter, loc, op, 0, ringStages);
+      Value bytes = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, slot,
+                                constI32(rewriter, loc, slotBytes)),
+          constI32(rewriter, loc, offset));
+      Value ring = ringBase(rewriter, loc);
+      return LLVM::GEPOp::create(rewriter, loc, ring.getType(),
+                                 rewriter.getI8Type(), ring, ValueRange{bytes});
+    };
     auto stageB = [&] {
       stage(rewriter, loc, bBase, adaptor.getB(), bType,
             bTransposed ? SmallVector<int64_t>{1, bStride}
                         : SmallVector<int64_t>{bStride, 1});
     };
-    if (!hoistA && !ringStages) {
-      barrier(rewriter, loc);
-      if (aRegs.empty())
-        stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
-      stageB();
-      barrier(rewriter, loc);
+    if (!hoistA) {
+      if (ringStages) {
+        bBase = inRing(ringB);
+        if (ringA >= 0)
+          aBase = inRing(ringA);
+      }
+      bool stageA = aRegs.empty() && ringA < 0;
+      if (stageA || !ringStages) {
+        barrier(rewriter, loc);
+        if (stageA)
+          stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
+        if (!ringStages)
+          stageB();
+        barrier(rewriter, loc);
+      }
     }
 
     int64_t repM = std::max<int64_t>(1, m / (16 * wm));
@@ -266,9 +286,13 @@ struct MmaPattern : OpConversionPattern<MmaOp> {
       for (int64_t kk = 0; kk < k; kk += kStep)
         hoisted.push_back(aFragsAt(kk));
       rewriter.setInsertionPoint(op);
-      barrier(rewriter, loc);
-      stageB();
-      barrier(rewriter, loc);
+      if (ringStages) {
+        bBase = inRing(ringB);
+      } else {
+        barrier(rewriter, loc);
+        stageB();
+        barrier(rewriter, loc);
+      }
     }
 
     // Accumulator registers by (repM, repN, c), read off the layout.

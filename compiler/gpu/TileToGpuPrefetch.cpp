@@ -88,8 +88,12 @@ bool copiesIn16Bytes(LoadOp load) {
   auto arrayType = cast<ArrayType>(load.getArray().getType());
   auto type = cast<RankedTensorType>(load.getType());
   unsigned rank = arrayType.getRank();
-  if (load.getOrder() || rank != 2 || arrayType.getStrides()[1] != 1)
+  if (load.getOrder() || rank < 2 || arrayType.getStrides()[rank - 1] != 1)
     return false;
+  // A 2-d block, possibly behind unit dimensions: (1, N, D).
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    if (type.getDimSize(d) != 1)
+      return false;
   if (auto pad = load.getPaddingAttr())
     if (auto f = dyn_cast<FloatAttr>(pad); !f || !f.getValue().isZero())
       return false;
@@ -97,8 +101,8 @@ bool copiesIn16Bytes(LoadOp load) {
   if (failed(layout))
     return false;
   int64_t eb = storageBytes(type.getElementType());
-  int64_t vec = std::min<int64_t>(getContiguity(*layout, 1), 16 / eb);
-  int64_t extent = arrayType.getShape()[1];
+  int64_t vec = std::min<int64_t>(getContiguity(*layout, rank - 1), 16 / eb);
+  int64_t extent = arrayType.getShape()[rank - 1];
   int64_t div =
       ShapedType::isDynamic(extent) ? arrayType.getDivisibility() : extent;
   return vec * eb == 16 && arrayType.getAlignment() % 16 == 0 && div % vec == 0;
@@ -176,10 +180,131 @@ bool pipelineAsync(scf::ForOp forOp) {
   // The mma reads the ring; its operands only keep the IR typed.
   mma.getAMutable().assign(a);
   mma.getBMutable().assign(bv);
-  mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(ctx, {stages}));
+  mma->setAttr(kAsyncMmaAttr,
+               DenseI64ArrayAttr::get(ctx, {stages, slotBytes, 0, l.aBytes}));
   aLoad.erase();
   bLoad.erase();
   // Nothing in flight (or being read) once the loop is done.
+  b.setInsertionPointAfter(forOp);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+  return true;
+}
+
+/// The load a B operand comes from through unit-dim reshapes and at most
+/// one transpose (K^T of a (1, N, D) block), every value single-use.
+LoadOp bSourceLoad(Value b, SmallVectorImpl<Operation *> &chain,
+                   bool &transposed) {
+  transposed = false;
+  for (Value v = b;;) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !v.hasOneUse())
+      return {};
+    if (auto load = dyn_cast<LoadOp>(def))
+      return load;
+    if (auto permute = dyn_cast<PermuteOp>(def)) {
+      if (transposed || permute.getPerm().size() != 2)
+        return {};
+      transposed = true;
+    } else if (!isa<ReshapeOp>(def)) {
+      return {};
+    }
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+}
+
+/// Every mma of the loop reads its B from a cp.async ring (attention's K^T
+/// and V); A stays where it is (registers, or fragments hoisted in front
+/// of the loop). False if some mma's B does not come from a suitable load.
+bool pipelineAsyncB(scf::ForOp forOp) {
+  Block *body = forOp.getBody();
+  struct Operand {
+    MmaOp mma;
+    LoadOp load;
+    SmallVector<Operation *> chain;
+    llvm::SetVector<Operation *> slice;
+    int64_t offset, stride;
+  };
+  SmallVector<Operand> operands;
+  int64_t slotBytes = 0;
+  for (MmaOp mma : body->getOps<MmaOp>()) {
+    MmaKind kind = getMmaKind(mma);
+    if (kind != MmaKind::F16 && kind != MmaKind::BF16)
+      return false;
+    Operand o;
+    o.mma = mma;
+    bool transposed;
+    o.load = bSourceLoad(mma.getB(), o.chain, transposed);
+    if (!o.load || o.load->getBlock() != body || !copiesIn16Bytes(o.load))
+      return false;
+    // The mma lowering keeps B transposed exactly when its registers run
+    // along k, which is what the transpose of a row-major block gives.
+    auto bType = cast<RankedTensorType>(mma.getB().getType());
+    FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
+    if (failed(bLayout) ||
+        transposed != (getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1)))
+      return false;
+    for (Value v : o.load->getOperands())
+      if (!collectIndexSlice(v, forOp, o.slice))
+        return false;
+    auto loadType = cast<RankedTensorType>(o.load.getType());
+    unsigned rank = loadType.getRank();
+    int64_t rows = loadType.getDimSize(rank - 2),
+            cols = loadType.getDimSize(rank - 1);
+    int64_t eb = storageBytes(loadType.getElementType());
+    // The row-major block is B [k][n] or, transposed, B^T [n][k]: the
+    // mma's shared layout either way (getMmaSmemLayout).
+    o.stride = cols + 16 / eb;
+    o.offset = slotBytes;
+    slotBytes += (rows * o.stride * eb + 15) / 16 * 16;
+    operands.push_back(std::move(o));
+  }
+  if (operands.empty())
+    return false;
+  int64_t stages = std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
+  MLIRContext *ctx = forOp.getContext();
+  Location loc = forOp.getLoc();
+  Value step = forOp.getStep();
+  auto copy = [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
+    for (Operand &o : operands) {
+      Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
+      v.getDefiningOp()->setAttr(
+          kAsyncCopyAttr,
+          DenseI64ArrayAttr::get(
+              ctx, {o.offset, o.stride, slotBytes, stages, ahead, slot}));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  OpBuilder b(forOp);
+  Value iv = forOp.getLowerBound();
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    copy(b, iv, 0, s);
+    iv = arith::AddIOp::create(b, loc, iv, step);
+  }
+  b.setInsertionPointToStart(body);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+  gpu::BarrierOp::create(b, loc);
+  Value ahead = arith::AddIOp::create(
+      b, loc, forOp.getInductionVar(),
+      arith::MulIOp::create(
+          b, loc, step,
+          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
+  copy(b, ahead, stages - 1, -1);
+  for (Operand &o : operands) {
+    // B is read from the ring; a zero tile keeps the IR typed.
+    b.setInsertionPoint(o.mma);
+    auto bType = cast<RankedTensorType>(o.mma.getB().getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(bType, b.getZeroAttr(bType.getElementType())));
+    o.mma.getBMutable().assign(zero);
+    o.mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(
+                                      ctx, {stages, slotBytes, -1, o.offset}));
+    for (Operation *op : o.chain)
+      op->erase();
+    o.load.erase();
+  }
   b.setInsertionPointAfter(forOp);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
@@ -193,7 +318,8 @@ void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
     return;
   if (writesMemory(forOp))
     return;
-  if (mode == MmaPipelining::AsyncCopy && pipelineAsync(forOp))
+  if (mode == MmaPipelining::AsyncCopy &&
+      (pipelineAsync(forOp) || pipelineAsyncB(forOp)))
     return;
   SmallVector<std::pair<LoadOp, SmallVector<Operation *>>> loads;
   for (LoadOp load : body->getOps<LoadOp>()) {

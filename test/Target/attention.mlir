@@ -1,14 +1,17 @@
 // Flash-attention forward (bench/kernels.py attention, causal, BM=128,
 // BN=64, D=128): the two mmas are chained, so both take warps along M
-// only, P stays in registers (no layout conversion), Q's fragments are read
-// once before the loop, K/V loads of the next iteration are issued first,
-// K^T is staged transposed for non-transposing ldmatrix, the (1, N, D)
-// loads reshape for free.
+// only and P stays in registers (no layout conversion); Q's fragments are
+// read once before the loop; K and V arrive through a 3-stage cp.async ring
+// (K as B^T for non-transposing ldmatrix, V for ldmatrix.trans), one
+// barrier per iteration; the (1, N, D) loads reshape for free.
 // REQUIRES: ptxas
 // RUN: tile-opt %s --tile-map-threads | FileCheck %s --check-prefix=MAP
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.ptx -o /dev/null
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
+// RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
+// RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
 // RUN: tile-opt %s --pass-pipeline="builtin.module(tile-map-threads,convert-tile-to-gpu{prefetch=false})" | FileCheck %s --check-prefix=NOPF
 
 // MAP: #tile.mma<{version = 2, warpsPerCTA = [8, 1]}>
@@ -16,15 +19,28 @@
 // MAP: tile.mma {{.*}} : tensor<128x64xf16, #mma>, tensor<64x128xf16, #blocked{{[0-9]*}}> -> tensor<128x128xf32, #mma>
 
 // CHECK: .visible .entry attention(
-// CHECK-NOT: ld.global.b16
 // CHECK: ld.global.v4.b32
+// CHECK-COUNT-2: cp.async.commit_group
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: ld.global.v4.b32
+// CHECK: cp.async.wait_group 1
+// CHECK-NEXT: bar.sync 0
+// CHECK-NOT: bar.sync
+// CHECK: cp.async.commit_group
+// CHECK-NOT: bar.sync
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT: bar.sync
 // CHECK: shfl.sync.bfly
+// CHECK-NOT: bar.sync
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: cp.async.wait_group 0
+// REGS-NOT: ld.global.b16
+// REGS: ld.global.v4.b32
+// REGS: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// REGS: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// REGS: shfl.sync.bfly
+// REGS: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 // Without prefetching, the loop carries only m, l and the accumulator.
