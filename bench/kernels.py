@@ -5,7 +5,10 @@ one kernel per problem, no autotuning."""
 import tile
 
 # Block sizes the benchmark (and bench/check_gpu_mma.py) launch with.
-MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
+# 128x256 on 8 warps gives each warp a 64x64 tile (8 ldmatrix.x4 per 32
+# mma.sync: half the shared-memory traffic per flop of 128x128's 32x64);
+# bench/sweep_mma.py times the alternatives.
+MATMUL_CONFIG = dict(BM=128, BN=256, BK=32, GROUP=8)
 ATTENTION_CONFIG = dict(BM=128, BN=64)
 
 
