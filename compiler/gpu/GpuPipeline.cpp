@@ -138,6 +138,14 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
                         : IntegerAttr())
     bin.sharedMem = shared.getInt();
 
+  // The steps after the MLIR stages fail with the nvvm IR as reproducer;
+  // tilec replays it from there.
+  auto reproduce = [&](StringRef stage) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+    return writeReproducer(bin.kernelName, stage, "", text, opts);
+  };
   DiagnosticCollector diagnostics(ctx);
   PtxOptions ptxOptions;
   ptxOptions.chip = opts.target;
@@ -151,6 +159,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     failure.message = diagnostics.take();
     if (failure.message.empty())
       failure.message = "error: no gpu.module to translate\n";
+    failure.reproducer = reproduce("llvm");
     return mlir::failure();
   }
   recordStageText(bin.kernelName, "llvm", "ll", llvmIR, opts, bin.stages);
@@ -163,6 +172,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   if (failed(cubin)) {
     failure.stage = "cubin";
     failure.message = "error: ptxas failed:\n" + log;
+    failure.reproducer = reproduce("cubin");
     return mlir::failure();
   }
   bin.cubin = std::move(*cubin);

@@ -33,6 +33,9 @@ STAGES = {
     "gpu": ("tile", "fused", "mapped", "gpu", "nvvm", "llvm", "ptx", "cubin"),
 }
 TARGETS = ("cpu", "sm_80", "sm_90")
+# The stages whose IR is MLIR, which tilec can resume from.
+MLIR_STAGES = frozenset(("tile", "fused", "host", "bufferized", "mapped", "gpu", "nvvm")) | \
+    {"llvm@cpu"}
 
 
 class UsageError(Exception):
@@ -198,6 +201,10 @@ _REPRO = re.compile(r"^// tile reproducer: the input of stage '(?P<stage>[^']+)'
 _REPLAY_TARGET = re.compile(r"^// Replay: tilec .* --target (?P<target>\S+)", re.MULTILINE)
 
 
+def _is_mlir(stage, target):
+    return stage in MLIR_STAGES or f"{stage}@{target}" in MLIR_STAGES
+
+
 def detect_stage(text):
     """(stage the IR is at, target it implies or None). A reproducer says
     which stage failed on it; other IR is recognized by what it holds."""
@@ -207,11 +214,14 @@ def detect_stage(text):
         failed = m.group("stage")
         t = _REPLAY_TARGET.search(text)
         target = t.group("target") if t else None
-        order = stages_of(target or ("sm_90" if failed in STAGES["gpu"] and
-                                     failed not in STAGES["cpu"] else "cpu"))
-        if failed in order and order.index(failed) > 0:
-            return order[order.index(failed) - 1], target
-        return "tile", target
+        gpu = failed in STAGES["gpu"] and failed not in STAGES["cpu"]
+        t = target or ("sm_90" if gpu else "cpu")
+        order = stages_of(t)
+        # It holds the IR of the last MLIR stage before the one that failed
+        # (a failure in llvm, ptx or cubin reproduces from nvvm).
+        before = [s for s in order[:order.index(failed)] if _is_mlir(s, t)] \
+            if failed in order else []
+        return (before[-1] if before else "tile"), target
     if "gpu.module" in text:
         if "gpu.func" in text:
             return "gpu", "sm_90"
@@ -357,15 +367,18 @@ def _emit(kernel_name, asm, stages, outdir, out):
                 f.write(text if isinstance(text, bytes) else text.encode())
             written.append(path)
             continue
-        if isinstance(text, bytes):
-            if len(stages) == 1 and not out.isatty():
-                out.flush()
-                out.buffer.write(text)
-                continue
-            raise UsageError("cubin is binary: write it with -o DIR, or redirect stdout")
         if len(stages) > 1:
             c = ";" if _extension(stage, text) == "ll" else "//"
             out.write(f"{c} ===== {kernel_name}: stage '{stage}' =====\n")
+        if isinstance(text, bytes):
+            if len(stages) > 1:  # no binary amid text
+                out.write(f"// {len(text)} bytes of ELF: write them with -o DIR\n")
+            elif out.isatty():
+                raise UsageError("cubin is binary: write it with -o DIR, or redirect stdout")
+            else:
+                out.flush()
+                out.buffer.write(text)
+            continue
         out.write(text if text.endswith("\n") else text + "\n")
     return written
 

@@ -422,6 +422,17 @@ def three_warps(x, out, BLOCK: tile.Constant[int]):
 '''
 
 
+ERF = '''\
+import tile
+
+
+@tile.kernel
+def erf_kernel(x, out, BLOCK: tile.Constant[int]):
+    t = tile.load(x, index=(tile.bid(0),), shape=(BLOCK,))
+    tile.store(out, index=(tile.bid(0),), tile=tile.erf(t))
+'''
+
+
 @needs_gpu_backend
 def test_failing_compile_replays_from_its_reproducer(tmp_path, monkeypatch):
     """num_warps=3 fails thread mapping: the error names the reproducer and the
@@ -449,6 +460,31 @@ def test_failing_compile_replays_from_its_reproducer(tmp_path, monkeypatch):
     # The reproducer resumes where it failed: with a valid option it goes on.
     r3 = run_tilec(cmd[1:] + ["--num-warps", "4"], tmp_path)
     assert "tile.num_warps = 4" in r3.stdout and "math.exp" in r3.stdout
+
+
+@needs_gpu_backend
+@pytest.mark.parametrize("failing", ["ptxas", "libdevice"])
+def test_failures_after_the_mlir_stages_replay_from_nvvm(failing, tmp_path):
+    """ptxas or libdevice missing: the reproducer is the nvvm IR, and tilec
+    replays translation and assembly from it."""
+    src = tmp_path / "erf.py"
+    src.write_text(ERF)
+    env = {"TILE_PTXAS": "/bin/false"} if failing == "ptxas" else \
+        {"TILE_LIBDEVICE": str(tmp_path / "missing.bc")}
+    stage = "cubin" if failing == "ptxas" else "llvm"
+    r = run_tilec([str(src), "--args", "f32[4096], f32[4096]", "-D", "BLOCK=1024",
+                   "--emit", "cubin", "--target", "sm_90", "-o", str(tmp_path / "out")],
+                  tmp_path, ok=False, **env)
+    assert r.returncode == 1 and f"compilation failed in stage '{stage}'" in r.stderr
+    m = re.search(rf"(tilec (\S+) --emit {stage} --target sm_90)$", r.stderr, re.M)
+    assert m, r.stderr
+    assert "gpu.module" in open(m.group(2)).read()
+    cmd = shlex.split(m.group(1))[1:]
+    r2 = run_tilec(cmd, tmp_path, ok=False, **env)
+    assert r2.returncode == 1 and f"compilation failed in stage '{stage}'" in r2.stderr
+    out = run_tilec(cmd[:-4] + ["--emit", "all", "--target", "sm_90"], tmp_path).stdout
+    assert re.findall(r"stage '([^']+)' =====", out) == ["nvvm", "llvm", "ptx", "cubin"]
+    assert ".visible .entry erf_kernel(" in out
 
 
 @needs_gpu_backend
