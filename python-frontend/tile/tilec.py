@@ -34,8 +34,7 @@ STAGES = {
 }
 TARGETS = ("cpu", "sm_80", "sm_90")
 # The stages whose IR is MLIR, which tilec can resume from.
-MLIR_STAGES = frozenset(("tile", "fused", "host", "bufferized", "mapped", "gpu", "nvvm")) | \
-    {"llvm@cpu"}
+MLIR_STAGES = {"cpu": STAGES["cpu"][:5], "gpu": STAGES["gpu"][:5]}
 
 
 class UsageError(Exception):
@@ -73,9 +72,9 @@ class AbstractArray:
     @property
     def __cuda_array_interface__(self):
         size = self.dtype.itemsize
-        # Aligned: a multiple of 256. Not: one element off (or 1 byte for
-        # 16-byte elements... none exist; 8-byte ones are off by 8).
-        ptr = 1 << 16 if self.aligned else (1 << 16) + max(size % 16, 1)
+        # A fake base: 16-byte aligned, or one element past that (no dtype
+        # has 16-byte elements).
+        ptr = 1 << 16 if self.aligned else (1 << 16) + size
         return {"shape": self.shape, "typestr": _typestr(self.dtype),
                 "strides": tuple(s * size for s in self.strides),
                 "data": (ptr, False), "version": 3}
@@ -83,7 +82,7 @@ class AbstractArray:
     def __repr__(self):
         text = f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
         return text + f" strides=[{','.join(map(str, self.strides))}]" + \
-            ("" if self.aligned else " align=unaligned")
+            ("" if self.aligned else f" align={self.dtype.itemsize}")
 
 
 def _typestr(dt):
@@ -202,7 +201,7 @@ _REPLAY_TARGET = re.compile(r"^// Replay: tilec .* --target (?P<target>\S+)", re
 
 
 def _is_mlir(stage, target):
-    return stage in MLIR_STAGES or f"{stage}@{target}" in MLIR_STAGES
+    return stage in MLIR_STAGES["cpu" if target == "cpu" else "gpu"]
 
 
 def detect_stage(text):
@@ -389,9 +388,9 @@ def _parser():
         description="Compile one tile kernel and print (or write) its IR at any stage.",
         epilog="Stages: cpu: " + ", ".join(STAGES["cpu"]) + "; sm_80/sm_90: " +
                ", ".join(STAGES["gpu"]) + ". See docs/debugging.md.")
-    p.add_argument("input", nargs="?", help="FILE.py::KERNEL (traced for --args), or FILE.mlir "
-                                 "(tile IR, a dump of a later stage, or a reproducer); "
-                                 "'-' reads MLIR from stdin")
+    p.add_argument("input", nargs="?",
+                   help="FILE.py::KERNEL (traced for --args), or FILE.mlir (tile IR, a "
+                        "dump of a later stage, or a reproducer); '-' reads MLIR from stdin")
     p.add_argument("--args", default="", metavar="SIG",
                    help='abstract arguments, e.g. "f16[4096,1024], f16[4096,1024], i32"; '
                         "arrays take strides=[..] and align=N, ints div=16")
