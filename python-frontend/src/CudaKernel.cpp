@@ -198,11 +198,15 @@ std::string ptxasVersion() {
 #endif
 }
 
-/// The codegen options that can change the binary (dump_dir cannot).
+/// The codegen options that can change the binary (dump_dir cannot),
+/// including the environment switches the GPU backend reads: a binary built
+/// under another TILE_GPU_PIPELINE must never be served.
 std::string optionsText(const mlir::tile::CompileOptions &opts) {
+  const char *pipeline = std::getenv("TILE_GPU_PIPELINE");
   return "num_warps=" + std::to_string(opts.numWarps) +
          ";opt_level=" + std::to_string(opts.optLevel) +
-         (opts.printDebugInfo ? ";lineinfo" : "");
+         (opts.printDebugInfo ? ";lineinfo" : "") +
+         ";pipeline=" + (pipeline ? pipeline : "async");
 }
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
