@@ -94,3 +94,25 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
         m_i = m_new
     out = acc / l_i[:, None]
     tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
+
+
+@tile.kernel
+def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
+    # Rows too long for registers (as Triton's tutorial does): pass 1 streams
+    # the row for its sum and sum of squares, pass 2 re-reads it (from L2)
+    # and normalizes.
+    r = tile.bid(0)
+    n = x.shape[1]
+    total = tile.zeros((1, BLOCK), tile.float32)
+    squares = tile.zeros((1, BLOCK), tile.float32)
+    for c in tile.range(tile.cdiv(n, BLOCK)):
+        t = tile.load(x, index=(r, c), shape=(1, BLOCK)).astype(tile.float32)
+        total = total + t
+        squares = squares + t * t
+    mean = tile.sum(total) / n
+    rstd = tile.rsqrt(tile.sum(squares) / n - mean * mean + eps)
+    for c in tile.range(tile.cdiv(n, BLOCK)):
+        t = tile.load(x, index=(r, c), shape=(1, BLOCK)).astype(tile.float32)
+        wt = tile.load(w, index=(c,), shape=(BLOCK,)).astype(tile.float32)[None, :]
+        bt = tile.load(b, index=(c,), shape=(BLOCK,)).astype(tile.float32)[None, :]
+        tile.store(y, index=(r, c), tile=((t - mean) * rstd * wt + bt).astype(y.dtype))

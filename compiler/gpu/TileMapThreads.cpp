@@ -572,9 +572,17 @@ struct TileMapThreadsPass : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
     int warps = numWarps;
     if (warps <= 0) {
       int64_t most = 0;
+      bool hasMma = false;
       module.walk(
           [&](func::FuncOp f) { most = std::max(most, maxTileElements(f)); });
-      warps = most >= 8192 ? 8 : 4;
+      module.walk([&](MmaOp) { hasMma = true; });
+      if (hasMma) {
+        warps = most >= 8192 ? 8 : 4;
+      } else {
+        // Memory-bound kernels: about 32 elements of the largest tile per
+        // thread keeps rows of 8K-32K elements in registers without spills.
+        warps = int(std::clamp<int64_t>(llvm::PowerOf2Ceil(most / 1024), 4, 16));
+      }
     }
     if (!llvm::isPowerOf2_32(warps) || warps > 32) {
       module.emitError() << "num_warps must be a power of two <= 32, got "
