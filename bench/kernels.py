@@ -8,8 +8,8 @@ import tile
 # 128x256 on 8 warps gives each warp a 64x64 tile (8 ldmatrix.x4 per 32
 # mma.sync: half the shared-memory traffic per flop of 128x128's 32x64);
 # bench/sweep_mma.py times the alternatives.
-MATMUL_CONFIG = dict(BM=128, BN=256, BK=32, GROUP=8)
-ATTENTION_CONFIG = dict(BM=128, BN=64)
+MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
+ATTENTION_CONFIG = dict(BM=128, BN=128)
 
 
 @tile.kernel
@@ -45,7 +45,7 @@ def layernorm(x, w, b, y, eps, ROWS: tile.Constant[int], BLOCK: tile.Constant[in
     tile.store(y, index=(r, 0), tile=out.astype(y.dtype))
 
 
-@tile.kernel
+@tile.kernel(num_warps=4)  # bench/sweep_mma.py on the H200, 2026-11-29: best of 9
 def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
            BK: tile.Constant[int], GROUP: tile.Constant[int]):
     # Grouped block order: GROUP row-blocks share their B columns in L2.
