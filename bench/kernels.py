@@ -4,10 +4,9 @@ Each is the tuned version of an example: tile shapes chosen for the H200,
 one kernel per problem, no autotuning."""
 import tile
 
-# Block sizes the benchmark (and bench/check_gpu_mma.py) launch with.
-# 128x256 on 8 warps gives each warp a 64x64 tile (8 ldmatrix.x4 per 32
-# mma.sync: half the shared-memory traffic per flop of 128x128's 32x64);
-# bench/sweep_mma.py times the alternatives.
+# Block sizes the benchmark (and bench/check_gpu_mma.py) launch with, the
+# fastest of bench/sweep_mma.py on the H200 (2026-11-29, 4096^3 f16: 128x128x32
+# on 4 warps 333 TFLOP/s, 128x256x64 on 8 warps 331, 128x256x32 on 8 warps 310).
 MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
 ATTENTION_CONFIG = dict(BM=128, BN=128)
 
@@ -45,7 +44,7 @@ def layernorm(x, w, b, y, eps, ROWS: tile.Constant[int], BLOCK: tile.Constant[in
     tile.store(y, index=(r, 0), tile=out.astype(y.dtype))
 
 
-@tile.kernel(num_warps=4)  # bench/sweep_mma.py on the H200, 2026-11-29: best of 9
+@tile.kernel(num_warps=4)
 def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
            BK: tile.Constant[int], GROUP: tile.Constant[int]):
     # Grouped block order: GROUP row-blocks share their B columns in L2.
