@@ -58,6 +58,33 @@ template <typename OpTy> struct ShapePattern : OpConversionPattern<OpTy> {
       return failure();
     return Layouts{*in, *out, this->getTypeConverter()->convertType(outType)};
   }
+
+  // The two ways every shape op ends, shared so that each pattern only says
+  // which one applies (and with which source layout or read strides).
+
+  /// Replaces `op` by `src`, whose registers hold layout `from`, moved to the
+  /// result's layout in registers (lanes and warps must already agree).
+  LogicalResult replaceInRegisters(OpTy op, Value src, const LinearLayout &from,
+                                   const Layouts &l,
+                                   ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    Type elemType = cast<VectorType>(l.vecType).getElementType();
+    SmallVector<Value> elems =
+        convertLayout(rewriter, loc, unpackVector(rewriter, loc, src),
+                      elemType, from, l.out, state);
+    rewriter.replaceOp(op, packVector(rewriter, loc, l.vecType, elems));
+    return success();
+  }
+
+  /// Replaces `op` by `src` sent through shared memory and read back in the
+  /// result's layout with `readStrides`.
+  LogicalResult replaceThroughShared(OpTy op, Value src, const Layouts &l,
+                                     ArrayRef<int64_t> readStrides,
+                                     ConversionPatternRewriter &rewriter) const {
+    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(), src, l.in,
+                                         l.out, readStrides, l.vecType, state));
+    return success();
+  }
 };
 
 struct BroadcastPattern : ShapePattern<BroadcastOp> {
@@ -68,7 +95,6 @@ struct BroadcastPattern : ShapePattern<BroadcastOp> {
     FailureOr<Layouts> l = getLayouts(op);
     if (failed(l))
       return failure();
-    Location loc = op.getLoc();
     if (l->out.restrictedTo(l->in.shape) == l->in) {
       // Register r of the result is the source register made of r's bits
       // whose bases survive the restriction.
@@ -95,9 +121,7 @@ struct BroadcastPattern : ShapePattern<BroadcastOp> {
     for (unsigned d = 0; d < strides.size(); ++d)
       if (l->in.shape[d] == 1)
         strides[d] = 0;
-    rewriter.replaceOp(op, throughShared(rewriter, loc, adaptor.getSrc(), l->in,
-                                         l->out, strides, l->vecType, state));
-    return success();
+    return replaceThroughShared(op, adaptor.getSrc(), *l, strides, rewriter);
   }
 };
 
@@ -116,10 +140,7 @@ struct ExpandDimsPattern : ShapePattern<ExpandDimsOp> {
     }
     SmallVector<int64_t> strides = rowMajorStrides(l->in.shape);
     strides.insert(strides.begin() + axis, 0);
-    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(),
-                                         adaptor.getSrc(), l->in, l->out,
-                                         strides, l->vecType, state));
-    return success();
+    return replaceThroughShared(op, adaptor.getSrc(), *l, strides, rewriter);
   }
 };
 
@@ -171,19 +192,10 @@ struct ReshapePattern : ShapePattern<ReshapeOp> {
     // dropped or added, as for a (1, N, D) load used as (N, D)).
     if (std::optional<LinearLayout> moved = reshaped(l->in, l->out.shape);
         moved && moved->lanes == l->out.lanes && moved->warps == l->out.warps) {
-      Location loc = op.getLoc();
-      Type elemType = cast<VectorType>(l->vecType).getElementType();
-      SmallVector<Value> elems = convertLayout(
-          rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
-          elemType, *moved, l->out, state);
-      rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
-      return success();
+      return replaceInRegisters(op, adaptor.getSrc(), *moved, *l, rewriter);
     }
-    rewriter.replaceOp(op, throughShared(rewriter, op.getLoc(),
-                                         adaptor.getSrc(), l->in, l->out,
-                                         rowMajorStrides(l->out.shape),
-                                         l->vecType, state));
-    return success();
+    return replaceThroughShared(op, adaptor.getSrc(), *l,
+                                rowMajorStrides(l->out.shape), rewriter);
   }
 };
 
@@ -196,22 +208,13 @@ struct PermutePattern : ShapePattern<PermuteOp> {
     if (failed(l))
       return failure();
     ArrayRef<int64_t> perm = op.getPerm();
-    Location loc = op.getLoc();
     LinearLayout permuted = l->in.permuted(perm);
-    Type elemType = cast<VectorType>(l->vecType).getElementType();
-    if (permuted.lanes == l->out.lanes && permuted.warps == l->out.warps) {
-      SmallVector<Value> elems = convertLayout(
-          rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()),
-          elemType, permuted, l->out, state);
-      rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
-      return success();
-    }
+    if (permuted.lanes == l->out.lanes && permuted.warps == l->out.warps)
+      return replaceInRegisters(op, adaptor.getSrc(), permuted, *l, rewriter);
     SmallVector<int64_t> inStrides = rowMajorStrides(l->in.shape), strides;
     for (int64_t p : perm)
       strides.push_back(inStrides[p]);
-    rewriter.replaceOp(op, throughShared(rewriter, loc, adaptor.getSrc(), l->in,
-                                         l->out, strides, l->vecType, state));
-    return success();
+    return replaceThroughShared(op, adaptor.getSrc(), *l, strides, rewriter);
   }
 };
 
@@ -223,13 +226,7 @@ struct ConvertLayoutPattern : ShapePattern<ConvertLayoutOp> {
     FailureOr<Layouts> l = getLayouts(op);
     if (failed(l))
       return failure();
-    Location loc = op.getLoc();
-    Type elemType = cast<VectorType>(l->vecType).getElementType();
-    SmallVector<Value> elems = convertLayout(
-        rewriter, loc, unpackVector(rewriter, loc, adaptor.getSrc()), elemType,
-        l->in, l->out, state);
-    rewriter.replaceOp(op, packVector(rewriter, loc, l->vecType, elems));
-    return success();
+    return replaceInRegisters(op, adaptor.getSrc(), l->in, *l, rewriter);
   }
 };
 
