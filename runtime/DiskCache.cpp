@@ -303,6 +303,11 @@ bool DiskCache::discard(const std::string &key) {
   return true;
 }
 
+void DiskCache::reject(const CacheKeyInputs &in) {
+  discard(in.key());
+  record(&CacheStats::rejected);
+}
+
 bool DiskCache::put(const CacheKeyInputs &in, const CacheEntry &entry) {
   if (!fs::makeDirs(dir))
     return false;

@@ -89,6 +89,10 @@ public:
   /// evicts least recently used entries above the size cap. Returns whether
   /// the entry is now present. Never throws.
   bool put(const CacheKeyInputs &in, const CacheEntry &entry);
+  /// Removes the entry for `in`: it verified, but its backend could not use
+  /// it (an object the JIT would not load). Counted as "rejected"; the next
+  /// put stores a fresh one. Never throws.
+  void reject(const CacheKeyInputs &in);
 
   CacheStats stats() const;
   /// Entries, least recently used first.

@@ -12,13 +12,18 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <mutex>
 
 using namespace mlir;
@@ -103,27 +108,29 @@ static void addPackedWrapper(llvm::Module &module, StringRef name) {
   b.CreateRetVoid();
 }
 
-/// LLVM dialect -> LLVM IR -> optimized -> machine code in an LLJIT with the
-/// host runtime's symbols and the process's (malloc, libm, ...).
-static LogicalResult jitCompile(ModuleOp module, StringRef name,
-                                const CompileOptions &opts, StageList &stages,
-                                std::unique_ptr<llvm::orc::LLJIT> &result,
-                                void (*&entryPoint)(void **),
-                                std::string &error) {
+/// An LLJIT for the host with the host runtime's symbols and the process's
+/// (malloc, libm, ...), and, when `tm` is given, a target machine configured
+/// as the JIT's for `optLevel`: what compiles the kernel's object code.
+static LogicalResult createJit(unsigned optLevel,
+                               std::unique_ptr<llvm::orc::LLJIT> &result,
+                               std::unique_ptr<llvm::TargetMachine> *tm,
+                               std::string &error) {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb) {
     error = errorToString(jtmb.takeError());
     return failure();
   }
-  unsigned optLevel = std::clamp(opts.optLevel, 0, 3);
   jtmb->setCodeGenOptLevel(optLevel == 0   ? llvm::CodeGenOptLevel::None
                            : optLevel == 1 ? llvm::CodeGenOptLevel::Less
                            : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                            : llvm::CodeGenOptLevel::Aggressive);
-  auto tm = jtmb->createTargetMachine();
-  if (!tm) {
-    error = errorToString(tm.takeError());
-    return failure();
+  if (tm) {
+    auto machine = jtmb->createTargetMachine();
+    if (!machine) {
+      error = errorToString(machine.takeError());
+      return failure();
+    }
+    *tm = std::move(*machine);
   }
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
   if (!jit) {
@@ -138,6 +145,43 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
     error = errorToString(std::move(err));
     return failure();
   }
+  result = std::move(*jit);
+  return success();
+}
+
+/// Links `object` into `jit` and finds `_mlir_<name>` in it. Undefined
+/// symbols resolve against the host runtime and the process, whether the
+/// object was compiled now or read from the cache.
+static LogicalResult loadObject(llvm::orc::LLJIT &jit, StringRef name,
+                                StringRef object, void (*&entryPoint)(void **),
+                                std::string &error) {
+  if (llvm::Error err = jit.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+          object, (name + ".o").str()))) {
+    error = errorToString(std::move(err));
+    return failure();
+  }
+  auto entry = jit.lookup(("_mlir_" + name).str());
+  if (!entry) {
+    error = errorToString(entry.takeError());
+    return failure();
+  }
+  entryPoint = entry->toPtr<void (*)(void **)>();
+  return success();
+}
+
+/// LLVM dialect -> LLVM IR -> optimized -> object code, loaded into an LLJIT
+/// (createJit). The object is kept: the on-disk cache stores it.
+static LogicalResult jitCompile(ModuleOp module, StringRef name,
+                                const CompileOptions &opts, StageList &stages,
+                                std::unique_ptr<llvm::orc::LLJIT> &result,
+                                std::string &object,
+                                void (*&entryPoint)(void **),
+                                std::string &error) {
+  unsigned optLevel = std::clamp(opts.optLevel, 0, 3);
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  if (failed(createJit(optLevel, jit, &tm, error)))
+    return failure();
 
   auto llvmContext = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> llvmModule;
@@ -149,11 +193,11 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
       return failure();
     }
   }
-  llvmModule->setDataLayout((*jit)->getDataLayout());
-  llvmModule->setTargetTriple((*jit)->getTargetTriple());
+  llvmModule->setDataLayout(jit->getDataLayout());
+  llvmModule->setTargetTriple(jit->getTargetTriple());
   addPackedWrapper(*llvmModule, name);
   if (llvm::Error err =
-          makeOptimizingTransformer(optLevel, 0, tm->get())(llvmModule.get())) {
+          makeOptimizingTransformer(optLevel, 0, tm.get())(llvmModule.get())) {
     error = errorToString(std::move(err));
     return failure();
   }
@@ -163,18 +207,54 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
     llvmModule->print(os, nullptr);
     recordStageText(name, "llvm-ir", "ll", std::move(text), opts, stages);
   }
-  if (llvm::Error err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
-          std::move(llvmModule), std::move(llvmContext)))) {
-    error = errorToString(std::move(err));
+  auto compiled = llvm::orc::SimpleCompiler(*tm)(*llvmModule);
+  if (!compiled) {
+    error = errorToString(compiled.takeError());
     return failure();
   }
-  auto entry = (*jit)->lookup(("_mlir_" + name).str());
-  if (!entry) {
-    error = errorToString(entry.takeError());
+  object.assign((*compiled)->getBufferStart(), (*compiled)->getBufferSize());
+  if (failed(loadObject(*jit, name, object, entryPoint, error)))
+    return failure();
+  result = std::move(jit);
+  return success();
+}
+
+/// The kernel's name, ABI and packing plan, from the module as the frontend
+/// (or a resumed stage) gives it: no pass runs.
+static LogicalResult describeKernel(ModuleOp module, std::string &name, std::vector<HostArg> &args,
+                                    std::vector<int> &plan, size_t &numFlat,
+                                    bool &launchable, std::string &error) {
+  name = getKernelName(module);
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!module.lookupSymbol(name)) {
+    error = "error: the module has no tile.kernel function\n";
     return failure();
   }
-  entryPoint = entry->toPtr<void (*)(void **)>();
-  result = std::move(*jit);
+  if (func) {
+    DiagnosticCollector diagnostics(module->getContext());
+    if (failed(describeArgs(func, args))) {
+      error = diagnostics.take();
+      return failure();
+    }
+  } else {
+    // Resumed from the LLVM dialect: the signature is gone.
+    launchable = false;
+  }
+  // The packing plan: each packed argument points at a flat slot.
+  int slot = 0;
+  for (const HostArg &arg : args) {
+    if (arg.kind == HostArg::Kind::Array) {
+      plan.push_back(slot); // allocated pointer
+      plan.push_back(slot); // aligned pointer
+      plan.push_back(-1);   // offset: 0
+      for (unsigned i = 0; i < 2 * arg.rank(); ++i)
+        plan.push_back(slot + 1 + i);
+    } else {
+      plan.push_back(slot);
+    }
+    slot += arg.numFlat();
+  }
+  numFlat = slot;
   return success();
 }
 
@@ -193,33 +273,11 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
     return FailureOr<std::unique_ptr<HostKernel>>(LogicalResult::failure());
   };
   auto kernel = std::make_unique<HostKernel>();
-  kernel->name = getKernelName(module);
-  auto func = module.lookupSymbol<func::FuncOp>(kernel->name);
-  if (!module.lookupSymbol(kernel->name))
-    return fail("tile", "error: the module has no tile.kernel function\n");
-  if (func) {
-    DiagnosticCollector diagnostics(module->getContext());
-    if (failed(describeArgs(func, kernel->args)))
-      return fail("tile", diagnostics.take());
-  } else {
-    // Resumed from the LLVM dialect: the signature is gone.
-    kernel->launchable = false;
-  }
-  // The packing plan: each packed argument points at a flat slot.
-  int slot = 0;
-  for (const HostArg &arg : kernel->args) {
-    if (arg.kind == HostArg::Kind::Array) {
-      kernel->plan.push_back(slot); // allocated pointer
-      kernel->plan.push_back(slot); // aligned pointer
-      kernel->plan.push_back(-1);   // offset: 0
-      for (unsigned i = 0; i < 2 * arg.rank(); ++i)
-        kernel->plan.push_back(slot + 1 + i);
-    } else {
-      kernel->plan.push_back(slot);
-    }
-    slot += arg.numFlat();
-  }
-  kernel->numFlat = slot;
+  std::string error;
+  if (failed(describeKernel(module, kernel->name, kernel->args,
+                            kernel->plan, kernel->numFlat, kernel->launchable,
+                            error)))
+    return fail("tile", error);
 
   if (failed(runTileLevelPasses(module, opts, kernel->stages, failure)))
     return LogicalResult::failure();
@@ -234,11 +292,81 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
   }
 
   initializeNativeTarget();
-  std::string error;
   if (failed(jitCompile(module, kernel->name, opts, kernel->stages,
-                        kernel->jit, kernel->entry, error)))
+                        kernel->jit, kernel->object, kernel->entry, error)))
     return fail("jit", error);
   return kernel;
+}
+
+FailureOr<std::unique_ptr<HostKernel>>
+tile::loadForCpu(ModuleOp module, const std::string &object, StageList stages,
+                 std::string &error) {
+  auto kernel = std::make_unique<HostKernel>();
+  if (failed(describeKernel(module, kernel->name, kernel->args,
+                            kernel->plan, kernel->numFlat, kernel->launchable,
+                            error)))
+    return failure();
+  if (!kernel->launchable) {
+    error = "the module's kernel has no tile signature";
+    return failure();
+  }
+  initializeNativeTarget();
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  if (failed(createJit(/*optLevel=*/0, jit, nullptr, error)) ||
+      failed(loadObject(*jit, kernel->name, object, kernel->entry, error)))
+    return failure();
+  kernel->jit = std::move(jit);
+  kernel->object = object;
+  kernel->stages = std::move(stages);
+  return kernel;
+}
+
+std::vector<std::string> HostKernel::getSignature() const {
+  auto list = [](ArrayRef<int64_t> values) {
+    std::string text;
+    for (auto [i, v] : llvm::enumerate(values))
+      text += (i ? "," : "") +
+              (ShapedType::isDynamic(v) ? std::string("?") : std::to_string(v));
+    return text;
+  };
+  std::vector<std::string> sig;
+  for (const HostArg &arg : args) {
+    switch (arg.kind) {
+    case HostArg::Kind::Array:
+      sig.push_back("array:" + std::to_string(arg.rank()) + ":" +
+                    list(arg.shape) + ":" + list(arg.strides));
+      break;
+    case HostArg::Kind::I32:
+      sig.push_back("i32");
+      break;
+    case HostArg::Kind::I64:
+      sig.push_back("i64");
+      break;
+    case HostArg::Kind::F32:
+      sig.push_back("f32");
+      break;
+    case HostArg::Kind::F64:
+      sig.push_back("f64");
+      break;
+    }
+  }
+  return sig;
+}
+
+const std::string &tile::hostTargetIdentity() {
+  static const std::string identity = [] {
+    std::string id = "llvm " LLVM_VERSION_STRING "\n";
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb)
+      return id + "no host target: " + errorToString(jtmb.takeError());
+    id += jtmb->getTargetTriple().str() + "\n" + jtmb->getCPU() + "\n";
+    std::vector<std::string> features = jtmb->getFeatures().getFeatures();
+    llvm::sort(features);
+    for (const std::string &f : features)
+      id += f + ",";
+    return id;
+  }();
+  return identity;
 }
 
 std::string HostKernel::launch(std::array<int64_t, 3> grid,

@@ -17,6 +17,10 @@
 // offset at a constant zero. Blocks are spread over a pool of threads in
 // chunks of consecutive linear block ids (x fastest).
 //
+// compileForCpu emits the kernel as a relocatable object (getObject) and
+// loads that into the JIT; loadForCpu loads such an object again, in another
+// process, without running any pass: the on-disk cache stores it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TILE_COMPILER_CPU_HOSTJIT_H
 #define TILE_COMPILER_CPU_HOSTJIT_H
@@ -61,6 +65,13 @@ public:
   /// LLVM dialect): such a kernel only has its stages.
   bool isLaunchable() const { return launchable; }
 
+  /// The object code the JIT runs (empty when not compiled by this build).
+  const std::string &getObject() const { return object; }
+  /// The ABI of each argument as text: "array:<rank>:<extents>:<strides>"
+  /// ("?" for dynamic), "i32", "i64", "f32", "f64". A cached object is only
+  /// loaded for a module with the same signature.
+  std::vector<std::string> getSignature() const;
+
   /// Runs the grid on the flat arguments, packed as described above. Returns
   /// an error message (empty on success). Safe to call from several threads.
   std::string launch(std::array<int64_t, 3> grid, const uint64_t *flat) const;
@@ -68,6 +79,8 @@ public:
 private:
   friend FailureOr<std::unique_ptr<HostKernel>>
   compileForCpu(ModuleOp, const CompileOptions &, CompileFailure &);
+  friend FailureOr<std::unique_ptr<HostKernel>>
+  loadForCpu(ModuleOp, const std::string &, StageList, std::string &);
 
   std::string name;
   StageList stages;
@@ -76,10 +89,26 @@ private:
   /// For each packed argument before the grid ones: the flat slot it points
   /// at, or -1 for the constant zero offset.
   std::vector<int> plan;
+  std::string object;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*entry)(void **) = nullptr;
   bool launchable = true;
 };
+
+/// The kernel of `module` running `object` (a HostKernel::getObject that
+/// compileForCpu produced for the same module and host), with `stages` for
+/// `k.asm`. Runs no pass and leaves the module as it is. Fails, saying why in
+/// `error`, when the module has no launchable tile kernel or the object does
+/// not load or lacks the kernel's entry point.
+FailureOr<std::unique_ptr<HostKernel>> loadForCpu(ModuleOp module,
+                                                  const std::string &object,
+                                                  StageList stages,
+                                                  std::string &error);
+
+/// What the JIT compiles for: the target triple, the host CPU's name and
+/// features, and LLVM's version. Object code built for anything else must
+/// never be loaded. Computed once.
+const std::string &hostTargetIdentity();
 
 } // namespace mlir::tile
 

@@ -4,18 +4,34 @@
 // widths the kernel's signature asks for (the packing plan was fixed at
 // compile time), then the blocks run with the GIL released.
 //
+// compileCpuKernel first looks the kernel up in the on-disk cache, as the
+// CUDA path does (key: the module's text with locations, the compiler's build
+// identity, "cpu" with the host's triple, CPU name and features, and the
+// codegen options). On a hit it runs no pass: the cached object code goes
+// straight into a fresh JIT (loadForCpu), with the stages kept for `k.asm`.
+// An entry that does not fit (another signature or kernel, an object the JIT
+// will not load) is dropped and the kernel compiled again.
+//
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
 #include "compiler/cpu/HostJit.h"
+#include "runtime/BuildInfo.h"
+#include "runtime/DiskCache.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 
 using namespace tile_py;
 using mlir::tile::HostArg;
 using mlir::tile::HostKernel;
+namespace rt = tile::runtime;
 
 namespace {
 
@@ -111,14 +127,84 @@ private:
   std::unique_ptr<HostKernel> host;
 };
 
+/// The codegen options that can change the object code. dump_dir cannot;
+/// num_warps means nothing on the host.
+std::string optionsText(const mlir::tile::CompileOptions &opts) {
+  return "opt_level=" + std::to_string(opts.optLevel) +
+         (opts.printDebugInfo ? ";lineinfo" : "");
+}
+
+rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
+                            const mlir::tile::CompileOptions &opts) {
+  rt::CacheKeyInputs in;
+  llvm::raw_string_ostream os(in.ir);
+  // With locations: they reach diagnostics, and may reach line info.
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+  in.buildId = rt::buildIdentity();
+  // An object built for another CPU (or by another LLVM) is never served.
+  in.target = "cpu";
+  in.toolVersion = mlir::tile::hostTargetIdentity();
+  in.options = optionsText(opts);
+  return in;
+}
+
+/// Whether this compile must run the pipeline: a dump directory asks for
+/// every stage to be written, and the debugging options for output of the
+/// passes; a resumed stage has no tile IR to key on.
+bool mustCompile(const mlir::tile::CompileOptions &opts) {
+  const char *env = std::getenv("TILE_DUMP_DIR");
+  return !opts.dumpDir.empty() || (env && *env) || opts.printIRAfterAll ||
+         opts.timePasses || !opts.skipStages.empty();
+}
+
+/// The kernel of a cache entry, or null when the entry does not fit.
+std::unique_ptr<HostKernel> fromEntry(mlir::ModuleOp module,
+                                      const rt::CacheEntry &entry) {
+  if (entry.payloadKind != "object" || entry.payload.empty())
+    return nullptr;
+  std::string error;
+  auto host = mlir::tile::loadForCpu(
+      module, entry.payload,
+      mlir::tile::StageList(entry.stages.begin(), entry.stages.end()), error);
+  if (mlir::failed(host))
+    return nullptr;
+  if ((*host)->getName() != entry.kernelName ||
+      (*host)->getSignature() != entry.signature)
+    return nullptr;
+  return std::move(*host);
+}
+
 } // namespace
 
 std::unique_ptr<Kernel>
 tile_py::compileCpuKernel(mlir::ModuleOp module,
                           const mlir::tile::CompileOptions &opts) {
+  bool cached = !mustCompile(opts);
+  rt::CacheKeyInputs key;
+  std::optional<rt::DiskCache> cache;
+  if (cached) {
+    key = cacheKey(module, opts);
+    cache.emplace(rt::DiskCache::fromEnvironment());
+    if (auto entry = cache->get(key)) {
+      if (auto host = fromEntry(module, *entry))
+        return std::make_unique<CpuKernel>(std::move(host));
+      cache->reject(key); // sound on disk, yet unusable: replace it
+    }
+  }
+
   mlir::tile::CompileFailure failure;
   auto host = mlir::tile::compileForCpu(module, opts, failure);
   if (mlir::failed(host))
     throw CompileError{failure.stage, failure.message, failure.reproducer};
+  if (cached && (*host)->isLaunchable() && !(*host)->getObject().empty()) {
+    rt::CacheEntry entry;
+    entry.kernelName = (*host)->getName();
+    entry.signature = (*host)->getSignature();
+    entry.payloadKind = "object";
+    entry.payload = (*host)->getObject();
+    entry.stages.assign((*host)->getStages().begin(),
+                        (*host)->getStages().end());
+    cache->put(key, entry); // best effort: a read-only cache only costs time
+  }
   return std::make_unique<CpuKernel>(std::move(*host));
 }
