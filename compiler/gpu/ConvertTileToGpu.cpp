@@ -173,6 +173,7 @@ struct ConvertTileToGpuPass
     populateTileToGpuReducePatterns(converter, patterns, state);
     populateTileToGpuShapePatterns(converter, patterns, state);
     populateTileToGpuMmaPatterns(converter, patterns, state);
+    populateTileToGpuDebugPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
     placeRings(gpuModule, state);

@@ -157,6 +157,9 @@ void populateTileToGpuShapePatterns(TypeConverter &converter,
 void populateTileToGpuMmaPatterns(TypeConverter &converter,
                                   RewritePatternSet &patterns,
                                   GpuLoweringState &state);
+void populateTileToGpuDebugPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    GpuLoweringState &state);
 
 } // namespace mlir::tile
 
