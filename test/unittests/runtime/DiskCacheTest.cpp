@@ -163,6 +163,25 @@ TEST_F(DiskCacheTest, CorruptPayloadIsRecompiled) {
   EXPECT_EQ(compiles, 2);
 }
 
+TEST_F(DiskCacheTest, RejectedEntryIsReplaced) {
+  // An entry that verifies but its backend cannot use (an object the JIT
+  // will not load): reject() drops it, and the next put stores a fresh one.
+  DiskCache cache(dir);
+  auto in = inputs();
+  ASSERT_TRUE(cache.put(in, entry("unloadable")));
+  ASSERT_TRUE(cache.get(in));
+  cache.reject(in);
+  EXPECT_EQ(cache.stats().rejected, 1);
+  EXPECT_FALSE(cache.get(in));
+  ASSERT_TRUE(cache.put(in, entry("loadable")));
+  auto hit = cache.get(in);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->payload, "loadable");
+  EXPECT_EQ(cache.stats().writes, 2);
+  cache.reject(inputs("absent")); // nothing there: only counted
+  EXPECT_EQ(cache.stats().rejected, 2);
+}
+
 TEST_F(DiskCacheTest, TruncatedFilesAreMisses) {
   DiskCache cache(dir);
   auto in = inputs();
