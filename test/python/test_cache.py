@@ -57,11 +57,11 @@ def _env(cache_dir, **extra):
     return env
 
 
-def _run(cache_dir, backend):
+def _run(cache_dir, backend, **env):
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, backend], capture_output=True,
         text=True, timeout=600,
-        env=_env(cache_dir, TILE_BACKEND=backend))
+        env=_env(cache_dir, TILE_BACKEND=backend, **env))
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["ok"], "wrong numerics"
@@ -146,6 +146,22 @@ def test_corrupt_cpu_entry_is_recompiled(tmp_path, damage):
     assert third["hits"] == second["hits"] + 1, third
     assert third["writes"] == second["writes"], third
     assert third["rejected"] == second["rejected"], third
+
+
+@pytest.mark.numerics
+def test_cpu_cache_bypasses(tmp_path):
+    """TILE_ALWAYS_COMPILE=1 skips lookups; a dump directory compiles for
+    real so that every stage is written."""
+    first = _run(tmp_path / "cache", "cpu")
+    assert first["writes"] == 1, first
+    forced = _run(tmp_path / "cache", "cpu", TILE_ALWAYS_COMPILE="1")
+    assert forced["hits"] == first["hits"], forced
+    dump = tmp_path / "dump"
+    dumped = _run(tmp_path / "cache", "cpu", TILE_DUMP_DIR=str(dump))
+    assert dumped["hits"] == first["hits"], dumped
+    assert any(dump.rglob("*")), "nothing dumped"
+    # Neither stored a second entry for the same kernel.
+    assert len(_object_entries(tmp_path / "cache")) == 1
 
 
 CPU_ASM_SCRIPT = textwrap.dedent("""
