@@ -51,6 +51,18 @@ Value host::zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
 }
 
+SmallVector<OpFoldResult> host::staticSizes(OpBuilder &b,
+                                            ArrayRef<int64_t> shape) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t n : shape)
+    sizes.push_back(b.getIndexAttr(n));
+  return sizes;
+}
+
+SmallVector<OpFoldResult> host::unitStrides(OpBuilder &b, unsigned rank) {
+  return SmallVector<OpFoldResult>(rank, b.getIndexAttr(1));
+}
+
 void host::buildLoopNest(
     OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
     function_ref<void(OpBuilder &, Location, ValueRange)> body) {

@@ -44,22 +44,32 @@ struct MmaLowering : OpConversionPattern<MmaOp> {
   }
 };
 
+/// Offsets, sizes and strides of a slab of a `shape` tensor: `size`
+/// positions from `pos` along `axis`, all of every other dimension. Reduce
+/// and scan cut their sources (and scan its results) into such slabs.
+struct AxisSlab {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+AxisSlab axisSlab(OpBuilder &b, ArrayRef<int64_t> shape, int64_t axis,
+                  OpFoldResult pos, int64_t size) {
+  AxisSlab slab{SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(0)),
+                staticSizes(b, shape), unitStrides(b, shape.size())};
+  slab.offsets[axis] = pos;
+  slab.sizes[axis] = b.getIndexAttr(size);
+  return slab;
+}
+
 /// The slice of `src` at `pos` along `axis`, with that axis dropped.
 Value sliceAt(OpBuilder &b, Location loc, Value src, int64_t axis,
               OpFoldResult pos) {
   auto type = cast<RankedTensorType>(src.getType());
-  unsigned rank = type.getRank();
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
-  for (int64_t n : type.getShape())
-    sizes.push_back(b.getIndexAttr(n));
-  offsets[axis] = pos;
-  sizes[axis] = b.getIndexAttr(1);
+  AxisSlab slab = axisSlab(b, type.getShape(), axis, pos, 1);
   SmallVector<int64_t> shape(type.getShape());
   shape.erase(shape.begin() + axis);
   auto sliceType = RankedTensorType::get(shape, type.getElementType());
-  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(b, loc, sliceType, src, offsets, sizes,
-                                        strides);
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, src, slab.offsets,
+                                        slab.sizes, slab.strides);
 }
 
 /// reduce -> linalg.reduce over all but the first slice, which seeds the
@@ -82,16 +92,11 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       rewriter.replaceOp(op, inits);
       return success();
     }
-    unsigned rank = srcType.getRank();
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
-    for (int64_t d : srcType.getShape())
-      sizes.push_back(rewriter.getIndexAttr(d));
-    offsets[axis] = rewriter.getIndexAttr(1);
-    sizes[axis] = rewriter.getIndexAttr(n - 1);
-    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    AxisSlab slab = axisSlab(rewriter, srcType.getShape(), axis,
+                             rewriter.getIndexAttr(1), n - 1);
     for (Value src : srcs)
-      rests.push_back(tensor::ExtractSliceOp::create(rewriter, loc, src,
-                                                     offsets, sizes, strides));
+      rests.push_back(tensor::ExtractSliceOp::create(
+          rewriter, loc, src, slab.offsets, slab.sizes, slab.strides));
     unsigned num = srcs.size();
     auto reduce = linalg::ReduceOp::create(
         rewriter, loc, rests, inits, {axis},
@@ -157,16 +162,10 @@ struct ScanLowering : OpConversionPattern<ScanOp> {
                 linalg::YieldOp::create(b, loc, combined);
               });
           SmallVector<Value> updated;
-          for (auto [r, slice] : llvm::zip(results, gen.getResults())) {
-            SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-                sizes, strides(rank, b.getIndexAttr(1));
-            for (int64_t d : srcType.getShape())
-              sizes.push_back(b.getIndexAttr(d));
-            offsets[axis] = pos;
-            sizes[axis] = b.getIndexAttr(1);
+          AxisSlab slab = axisSlab(b, srcType.getShape(), axis, pos, 1);
+          for (auto [r, slice] : llvm::zip(results, gen.getResults()))
             updated.push_back(tensor::InsertSliceOp::create(
-                b, loc, slice, r, offsets, sizes, strides));
-          }
+                b, loc, slice, r, slab.offsets, slab.sizes, slab.strides));
           scf::YieldOp::create(b, loc, updated);
         });
     rewriter.replaceOp(op, loop.getResults());

@@ -90,17 +90,6 @@ BlockPart computePart(OpBuilder &b, Location loc, const BlockBounds &bounds,
   return part;
 }
 
-SmallVector<OpFoldResult> unitStrides(OpBuilder &b, unsigned rank) {
-  return SmallVector<OpFoldResult>(rank, b.getIndexAttr(1));
-}
-
-SmallVector<OpFoldResult> staticSizes(OpBuilder &b, ArrayRef<int64_t> shape) {
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t n : shape)
-    sizes.push_back(b.getIndexAttr(n));
-  return sizes;
-}
-
 bool isIdentity(ArrayRef<int64_t> perm) {
   for (auto [i, p] : llvm::enumerate(perm))
     if (static_cast<int64_t>(i) != p)

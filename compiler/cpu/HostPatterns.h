@@ -28,6 +28,10 @@ Value indexConst(OpBuilder &b, Location loc, int64_t v);
 Value toIndex(OpBuilder &b, Location loc, Value intValue);
 /// A scalar zero (or false) of `type`.
 Value zeroOf(OpBuilder &b, Location loc, Type type);
+/// Static slice sizes, one per extent of `shape`.
+SmallVector<OpFoldResult> staticSizes(OpBuilder &b, ArrayRef<int64_t> shape);
+/// Slice strides of 1 in each of `rank` dimensions.
+SmallVector<OpFoldResult> unitStrides(OpBuilder &b, unsigned rank);
 
 /// Emits a loop nest over `shape` (static, possibly rank 0) and calls `body`
 /// with the induction variables at the innermost level.
