@@ -2,7 +2,8 @@
 //
 // tile.print becomes gpu.printf (vprintf through convert-gpu-to-nvvm): each
 // thread prints one line per tile element it owns (the first replica only,
-// so every element of every block is printed once), tagged with the block
+// and a register repeating an earlier one is skipped, so every element of
+// every block is printed once), tagged with the block
 // id and the element's coordinates:
 //
 //   pid (bx, by, bz) idx (i, j) <prefix> <value>
@@ -25,6 +26,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -139,9 +142,12 @@ struct PrintPattern : OpConversionPattern<PrintOp> {
       if (!prefix.empty())
         format += " " + prefix;
       format += operandTag(k);
+      std::set<SmallVector<int64_t, 4>> seen; // registers may repeat too
       for (auto [r, elem] : llvm::enumerate(elems)) {
         SmallVector<Value> values(pid);
         SmallVector<int64_t, 4> regCoord = layout.regCoord(r);
+        if (!seen.insert(regCoord).second)
+          continue;
         for (unsigned d = 0; d < layout.getRank(); ++d)
           values.push_back(arith::XOrIOp::create(
               rewriter, loc, base[d], constI32(rewriter, loc, regCoord[d])));
