@@ -517,6 +517,36 @@ LLVM::AtomicBinOp atomicBinOp(AtomicKind kind, Type type) {
   llvm_unreachable("unknown atomic kind");
 }
 
+/// Replaces an element-indexed atomic (`values` unpacked from its value
+/// operand) by the old values. Element e runs `atomic(b, e, addr)` where it is
+/// in bounds, unmasked and held by the first replica of its lane (replicas
+/// share the address and must apply the update once); elsewhere it reads as
+/// zero. Shared by atomic_rmw and atomic_cas, which differ only in the atomic.
+LogicalResult
+replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
+                 const LinearLayout &layout, Value array, ValueRange indices,
+                 Value mask, Value packedValues, ArrayRef<Value> values,
+                 function_ref<Value(OpBuilder &, unsigned, Value)> atomic) {
+  Location loc = op->getLoc();
+  Type elemType = getElementTypeOrSelf(op->getResult(0).getType());
+  FailureOr<ElementAccess> acc =
+      elementAccess(rewriter, op, array, indices, mask, values.size());
+  if (failed(acc))
+    return failure();
+  Value owner = isFirstReplica(rewriter, loc, layout);
+  SmallVector<Value> old;
+  for (unsigned e = 0; e < values.size(); ++e) {
+    Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
+    Value addr = acc->addrs[e];
+    old.push_back(ifElseZero(rewriter, loc, p, elemType, [&](OpBuilder &b) {
+      return atomic(b, e, addr);
+    }));
+  }
+  rewriter.replaceOp(op,
+                     packVector(rewriter, loc, packedValues.getType(), old));
+  return success();
+}
+
 struct AtomicRMWPattern : OpConversionPattern<AtomicRMWOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -529,27 +559,16 @@ struct AtomicRMWPattern : OpConversionPattern<AtomicRMWOp> {
       return failure();
     Type elemType = type.getElementType();
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
-    FailureOr<ElementAccess> acc =
-        elementAccess(rewriter, op, adaptor.getArray(), adaptor.getIndices(),
-                      adaptor.getMask(), values.size());
-    if (failed(acc))
-      return failure();
-    Value owner = isFirstReplica(rewriter, loc, *layout);
     LLVM::AtomicBinOp bin = atomicBinOp(op.getKind(), elemType);
-    SmallVector<Value> old;
-    for (auto [e, v] : llvm::enumerate(values)) {
-      Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
-      Value addr = acc->addrs[e];
-      old.push_back(ifElseZero(rewriter, loc, p, elemType, [&](OpBuilder &b) {
-        return LLVM::AtomicRMWOp::create(b, loc, bin, addr, v,
-                                         LLVM::AtomicOrdering::acq_rel,
-                                         "device")
-            .getResult();
-      }));
-    }
-    rewriter.replaceOp(
-        op, packVector(rewriter, loc, adaptor.getValue().getType(), old));
-    return success();
+    return replaceByAtomics(
+        rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
+        adaptor.getMask(), adaptor.getValue(), values,
+        [&](OpBuilder &b, unsigned e, Value addr) -> Value {
+          return LLVM::AtomicRMWOp::create(b, loc, bin, addr, values[e],
+                                           LLVM::AtomicOrdering::acq_rel,
+                                           "device")
+              .getResult();
+        });
   }
 };
 
@@ -566,38 +585,29 @@ struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
     Type elemType = type.getElementType();
     SmallVector<Value> cmps = unpackVector(rewriter, loc, adaptor.getCmp());
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
-    FailureOr<ElementAccess> acc =
-        elementAccess(rewriter, op, adaptor.getArray(), adaptor.getIndices(),
-                      Value(), values.size());
-    if (failed(acc))
-      return failure();
-    Value owner = isFirstReplica(rewriter, loc, *layout);
     Type intType = rewriter.getIntegerType(elemType.getIntOrFloatBitWidth());
-    SmallVector<Value> old;
-    for (auto [e, v] : llvm::enumerate(values)) {
-      Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
-      Value addr = acc->addrs[e];
-      Value cmp = cmps[e];
-      old.push_back(ifElseZero(rewriter, loc, p, elemType, [&](OpBuilder &b) {
-        // cmpxchg compares bits: floats go through integers.
-        auto asInt = [&](Value x) -> Value {
-          return x.getType() == intType
-                     ? x
-                     : arith::BitcastOp::create(b, loc, intType, x).getResult();
-        };
-        auto cas = LLVM::AtomicCmpXchgOp::create(
-            b, loc, addr, asInt(cmp), asInt(v), LLVM::AtomicOrdering::acq_rel,
-            LLVM::AtomicOrdering::monotonic, "device");
-        Value r = LLVM::ExtractValueOp::create(b, loc, cas.getResult(),
-                                               ArrayRef<int64_t>{0});
-        return r.getType() == elemType
-                   ? r
-                   : arith::BitcastOp::create(b, loc, elemType, r).getResult();
-      }));
-    }
-    rewriter.replaceOp(
-        op, packVector(rewriter, loc, adaptor.getValue().getType(), old));
-    return success();
+    return replaceByAtomics(
+        rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
+        Value(), adaptor.getValue(), values,
+        [&](OpBuilder &b, unsigned e, Value addr) -> Value {
+          // cmpxchg compares bits: floats go through integers.
+          auto asInt = [&](Value x) -> Value {
+            return x.getType() == intType
+                       ? x
+                       : arith::BitcastOp::create(b, loc, intType, x)
+                             .getResult();
+          };
+          auto cas = LLVM::AtomicCmpXchgOp::create(
+              b, loc, addr, asInt(cmps[e]), asInt(values[e]),
+              LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::monotonic,
+              "device");
+          Value r = LLVM::ExtractValueOp::create(b, loc, cas.getResult(),
+                                                 ArrayRef<int64_t>{0});
+          return r.getType() == elemType
+                     ? r
+                     : arith::BitcastOp::create(b, loc, elemType, r)
+                           .getResult();
+        });
   }
 };
 
