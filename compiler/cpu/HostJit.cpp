@@ -132,7 +132,8 @@ static LogicalResult createJit(unsigned optLevel,
     }
     *tm = std::move(*machine);
   }
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
   if (!jit) {
     error = errorToString(jit.takeError());
     return failure();
@@ -140,8 +141,8 @@ static LogicalResult createJit(unsigned optLevel,
   llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
   llvm::orc::MangleAndInterner mangle((*jit)->getExecutionSession(),
                                       (*jit)->getDataLayout());
-  if (llvm::Error err =
-          main.define(llvm::orc::absoluteSymbols(getHostRuntimeSymbols(mangle)))) {
+  if (llvm::Error err = main.define(
+          llvm::orc::absoluteSymbols(getHostRuntimeSymbols(mangle)))) {
     error = errorToString(std::move(err));
     return failure();
   }
@@ -155,8 +156,8 @@ static LogicalResult createJit(unsigned optLevel,
 static LogicalResult loadObject(llvm::orc::LLJIT &jit, StringRef name,
                                 StringRef object, void (*&entryPoint)(void **),
                                 std::string &error) {
-  if (llvm::Error err = jit.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-          object, (name + ".o").str()))) {
+  if (llvm::Error err = jit.addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, (name + ".o").str()))) {
     error = errorToString(std::move(err));
     return failure();
   }
@@ -221,7 +222,8 @@ static LogicalResult jitCompile(ModuleOp module, StringRef name,
 
 /// The kernel's name, ABI and packing plan, from the module as the frontend
 /// (or a resumed stage) gives it: no pass runs.
-static LogicalResult describeKernel(ModuleOp module, std::string &name, std::vector<HostArg> &args,
+static LogicalResult describeKernel(ModuleOp module, std::string &name,
+                                    std::vector<HostArg> &args,
                                     std::vector<int> &plan, size_t &numFlat,
                                     bool &launchable, std::string &error) {
   name = getKernelName(module);
@@ -274,9 +276,8 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
   };
   auto kernel = std::make_unique<HostKernel>();
   std::string error;
-  if (failed(describeKernel(module, kernel->name, kernel->args,
-                            kernel->plan, kernel->numFlat, kernel->launchable,
-                            error)))
+  if (failed(describeKernel(module, kernel->name, kernel->args, kernel->plan,
+                            kernel->numFlat, kernel->launchable, error)))
     return fail("tile", error);
 
   if (failed(runTileLevelPasses(module, opts, kernel->stages, failure)))
@@ -292,8 +293,8 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
   }
 
   initializeNativeTarget();
-  if (failed(jitCompile(module, kernel->name, opts, kernel->stages,
-                        kernel->jit, kernel->object, kernel->entry, error)))
+  if (failed(jitCompile(module, kernel->name, opts, kernel->stages, kernel->jit,
+                        kernel->object, kernel->entry, error)))
     return fail("jit", error);
   return kernel;
 }
@@ -302,9 +303,8 @@ FailureOr<std::unique_ptr<HostKernel>>
 tile::loadForCpu(ModuleOp module, const std::string &object, StageList stages,
                  std::string &error) {
   auto kernel = std::make_unique<HostKernel>();
-  if (failed(describeKernel(module, kernel->name, kernel->args,
-                            kernel->plan, kernel->numFlat, kernel->launchable,
-                            error)))
+  if (failed(describeKernel(module, kernel->name, kernel->args, kernel->plan,
+                            kernel->numFlat, kernel->launchable, error)))
     return failure();
   if (!kernel->launchable) {
     error = "the module's kernel has no tile signature";
