@@ -108,6 +108,43 @@ bool copiesIn16Bytes(LoadOp load) {
   return vec * eb == 16 && arrayType.getAlignment() % 16 == 0 && div % vec == 0;
 }
 
+/// How many slots (2..4) a cp.async ring of `slotBytes` slots gets: as many
+/// as fit in about half the shared memory of an SM.
+int64_t ringStages(int64_t slotBytes) {
+  return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
+}
+
+/// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
+/// the same for both pipelines below. `copy(b, iv, ahead, slot)` issues and
+/// commits the copies of iteration `iv` (`ahead` iterations early, into
+/// `slot`; -1 for the slot the body computes). Iterations 0..S-2 go to slots
+/// 0..S-2 before the loop; the body waits for its own slot, synchronizes once
+/// and copies iteration iv + S-1 (the last call of `copy`); nothing is in
+/// flight, or being read, after the loop.
+void emitRing(scf::ForOp forOp, int64_t stages,
+              function_ref<void(OpBuilder &, Value, int64_t, int64_t)> copy) {
+  Location loc = forOp.getLoc();
+  Value step = forOp.getStep();
+  OpBuilder b(forOp);
+  Value iv = forOp.getLowerBound();
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    copy(b, iv, 0, s);
+    iv = arith::AddIOp::create(b, loc, iv, step);
+  }
+  b.setInsertionPointToStart(forOp.getBody());
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+  gpu::BarrierOp::create(b, loc);
+  Value ahead = arith::AddIOp::create(
+      b, loc, forOp.getInductionVar(),
+      arith::MulIOp::create(
+          b, loc, step,
+          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
+  copy(b, ahead, stages - 1, -1);
+  b.setInsertionPointAfter(forOp);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+}
+
 /// Rewrites a matmul-shaped loop to the cp.async ring; false if it is not.
 bool pipelineAsync(scf::ForOp forOp) {
   Block *body = forOp.getBody();
@@ -139,8 +176,7 @@ bool pipelineAsync(scf::ForOp forOp) {
   MmaSmemLayout l = getMmaSmemLayout(
       m, n, k, storageBytes(aType.getElementType()), /*bTransposed=*/false);
   int64_t slotBytes = l.aBytes + l.bBytes;
-  // As many stages (2..4) as fit in about half the shared memory of an SM.
-  int64_t stages = std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
+  int64_t stages = ringStages(slotBytes);
 
   MLIRContext *ctx = forOp.getContext();
   auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
@@ -149,34 +185,15 @@ bool pipelineAsync(scf::ForOp forOp) {
         kAsyncCopyAttr, DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes,
                                                      stages, ahead, slot}));
   };
-  auto copy = [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
-    Value a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
-    Value bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
-    mark(a, 0, l.aStride, ahead, slot);
-    mark(bv, l.aBytes, l.bStride, ahead, slot);
-    NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
-    return std::pair(a, bv);
-  };
-  Location loc = forOp.getLoc();
-  Value step = forOp.getStep();
-
-  // Prologue: iterations 0..S-2 into slots 0..S-2.
-  OpBuilder b(forOp);
-  Value iv = forOp.getLowerBound();
-  for (int64_t s = 0; s + 1 < stages; ++s) {
-    copy(b, iv, 0, s);
-    iv = arith::AddIOp::create(b, loc, iv, step);
-  }
-  // Body: wait for this iteration's slot, one barrier, refill, mma.
-  b.setInsertionPointToStart(body);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
-  gpu::BarrierOp::create(b, loc);
-  Value ahead = arith::AddIOp::create(
-      b, loc, forOp.getInductionVar(),
-      arith::MulIOp::create(
-          b, loc, step,
-          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
-  auto [a, bv] = copy(b, ahead, stages - 1, -1);
+  Value a, bv; // the copies of the last call: the body's
+  emitRing(forOp, stages,
+           [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
+             a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
+             bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
+             mark(a, 0, l.aStride, ahead, slot);
+             mark(bv, l.aBytes, l.bStride, ahead, slot);
+             NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
+           });
   // The mma reads the ring; its operands only keep the IR typed.
   mma.getAMutable().assign(a);
   mma.getBMutable().assign(bv);
@@ -184,10 +201,6 @@ bool pipelineAsync(scf::ForOp forOp) {
                DenseI64ArrayAttr::get(ctx, {stages, slotBytes, 0, l.aBytes}));
   aLoad.erase();
   bLoad.erase();
-  // Nothing in flight (or being read) once the loop is done.
-  b.setInsertionPointAfter(forOp);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  gpu::BarrierOp::create(b, loc);
   return true;
 }
 
@@ -262,35 +275,21 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   }
   if (operands.empty())
     return false;
-  int64_t stages = std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
+  int64_t stages = ringStages(slotBytes);
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();
-  Value step = forOp.getStep();
-  auto copy = [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
-    for (Operand &o : operands) {
-      Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
-      v.getDefiningOp()->setAttr(
-          kAsyncCopyAttr,
-          DenseI64ArrayAttr::get(
-              ctx, {o.offset, o.stride, slotBytes, stages, ahead, slot}));
-    }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  };
-  OpBuilder b(forOp);
-  Value iv = forOp.getLowerBound();
-  for (int64_t s = 0; s + 1 < stages; ++s) {
-    copy(b, iv, 0, s);
-    iv = arith::AddIOp::create(b, loc, iv, step);
-  }
-  b.setInsertionPointToStart(body);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
-  gpu::BarrierOp::create(b, loc);
-  Value ahead = arith::AddIOp::create(
-      b, loc, forOp.getInductionVar(),
-      arith::MulIOp::create(
-          b, loc, step,
-          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
-  copy(b, ahead, stages - 1, -1);
+  emitRing(forOp, stages,
+           [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
+             for (Operand &o : operands) {
+               Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
+               v.getDefiningOp()->setAttr(
+                   kAsyncCopyAttr,
+                   DenseI64ArrayAttr::get(ctx, {o.offset, o.stride, slotBytes,
+                                                stages, ahead, slot}));
+             }
+             NVVM::CpAsyncCommitGroupOp::create(b, loc);
+           });
+  OpBuilder b(ctx);
   for (Operand &o : operands) {
     // B is read from the ring; a zero tile keeps the IR typed.
     b.setInsertionPoint(o.mma);
@@ -305,9 +304,6 @@ bool pipelineAsyncB(scf::ForOp forOp) {
       op->erase();
     o.load.erase();
   }
-  b.setInsertionPointAfter(forOp);
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  gpu::BarrierOp::create(b, loc);
   return true;
 }
 
