@@ -37,6 +37,17 @@ struct GpuLoweringState {
   void needRing(int64_t bytes) { ringMem = std::max(ringMem, bytes); }
 };
 
+/// A conversion pattern that records what the kernel needs (shared memory)
+/// or reads the launch shape (warps) in the lowering's state: the base of
+/// the patterns that go through shared memory or across warps.
+template <typename OpTy>
+struct StatefulPattern : OpConversionPattern<OpTy> {
+  StatefulPattern(TypeConverter &converter, MLIRContext *ctx,
+                  GpuLoweringState &state)
+      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
+  GpuLoweringState &state;
+};
+
 /// The pieces a !tile.array kernel argument was expanded into.
 struct ArrayParts {
   Value ptr;                  // !llvm.ptr<1>

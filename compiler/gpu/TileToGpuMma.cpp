@@ -70,11 +70,8 @@ struct TensorCoreMma {
   Type inType;
 };
 
-struct MmaPattern : OpConversionPattern<MmaOp> {
-  MmaPattern(TypeConverter &converter, MLIRContext *ctx,
-             GpuLoweringState &state)
-      : OpConversionPattern(converter, ctx), state(state) {}
-  GpuLoweringState &state;
+struct MmaPattern : StatefulPattern<MmaOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(MmaOp op, OpAdaptor adaptor,

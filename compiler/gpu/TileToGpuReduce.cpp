@@ -17,10 +17,8 @@ using namespace mlir::tile;
 
 namespace {
 
-struct ReducePattern : OpConversionPattern<ReduceOp> {
-  ReducePattern(TypeConverter &converter, MLIRContext *ctx,
-                GpuLoweringState &state)
-      : OpConversionPattern(converter, ctx), state(state) {}
+struct ReducePattern : StatefulPattern<ReduceOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
@@ -185,16 +183,12 @@ struct ReducePattern : OpConversionPattern<ReduceOp> {
       acc[r] = total;
     }
   }
-
-  GpuLoweringState &state;
 };
 
 /// Scans through shared memory: the tile is written out, each line along
 /// `axis` is scanned sequentially by one thread, and read back.
-struct ScanPattern : OpConversionPattern<ScanOp> {
-  ScanPattern(TypeConverter &converter, MLIRContext *ctx,
-              GpuLoweringState &state)
-      : OpConversionPattern(converter, ctx), state(state) {}
+struct ScanPattern : StatefulPattern<ScanOp> {
+  using StatefulPattern::StatefulPattern;
 
   LogicalResult
   matchAndRewrite(ScanOp op, OpAdaptor adaptor,
@@ -310,8 +304,6 @@ struct ScanPattern : OpConversionPattern<ScanOp> {
     rewriter.replaceOp(op, results);
     return success();
   }
-
-  GpuLoweringState &state;
 };
 
 } // namespace

@@ -39,11 +39,9 @@ Value throughShared(ConversionPatternRewriter &rewriter, Location loc,
       loadShared(rewriter, loc, base, elemType, out, readStrides));
 }
 
-template <typename OpTy> struct ShapePattern : OpConversionPattern<OpTy> {
-  ShapePattern(TypeConverter &converter, MLIRContext *ctx,
-               GpuLoweringState &state)
-      : OpConversionPattern<OpTy>(converter, ctx), state(state) {}
-  GpuLoweringState &state;
+template <typename OpTy> struct ShapePattern : StatefulPattern<OpTy> {
+  using StatefulPattern<OpTy>::StatefulPattern;
+  using StatefulPattern<OpTy>::state;
 
   struct Layouts {
     LinearLayout in, out;
@@ -232,11 +230,8 @@ struct ConvertLayoutPattern : ShapePattern<ConvertLayoutOp> {
 
 /// tensor.extract of one element: every thread holds a rank-0 tile; other
 /// tiles go through shared memory so that every thread reads the element.
-struct ExtractPattern : OpConversionPattern<tensor::ExtractOp> {
-  ExtractPattern(TypeConverter &converter, MLIRContext *ctx,
-                 GpuLoweringState &state)
-      : OpConversionPattern(converter, ctx), state(state) {}
-  GpuLoweringState &state;
+struct ExtractPattern : StatefulPattern<tensor::ExtractOp> {
+  using StatefulPattern::StatefulPattern;
   LogicalResult
   matchAndRewrite(tensor::ExtractOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
