@@ -60,6 +60,33 @@ Ctx *streamContext(uintptr_t s) {
     return nullptr;
   return &contexts[(s - 0x5000) / 16];
 }
+
+/// The errors the fake can return, with the driver's name and message for
+/// each: one table so that cuGetErrorName and cuGetErrorString agree.
+struct ErrorText {
+  CUresult code;
+  const char *name, *message;
+};
+constexpr ErrorText kErrors[] = {
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+};
+
+/// Sets `*s` to `r`'s name or message (null and CUDA_ERROR_INVALID_VALUE
+/// for an unknown code), as the driver does.
+CUresult describeError(CUresult r, const char **s,
+                       const char *ErrorText::*text) {
+  for (const ErrorText &e : kErrors)
+    if (e.code == r) {
+      *s = e.*text;
+      return 0;
+    }
+  *s = nullptr;
+  return 1;
+}
 } // namespace
 
 #define API extern "C" __attribute__((visibility("default")))
@@ -70,46 +97,10 @@ API CUresult cuDriverGetVersion(int *v) {
   return 0;
 }
 API CUresult cuGetErrorName(CUresult r, const char **s) {
-  switch (r) {
-  case 1:
-    *s = "CUDA_ERROR_INVALID_VALUE";
-    return 0;
-  case 200:
-    *s = "CUDA_ERROR_INVALID_IMAGE";
-    return 0;
-  case 201:
-    *s = "CUDA_ERROR_INVALID_CONTEXT";
-    return 0;
-  case 400:
-    *s = "CUDA_ERROR_INVALID_HANDLE";
-    return 0;
-  case 500:
-    *s = "CUDA_ERROR_NOT_FOUND";
-    return 0;
-  }
-  *s = nullptr;
-  return 1;
+  return describeError(r, s, &ErrorText::name);
 }
 API CUresult cuGetErrorString(CUresult r, const char **s) {
-  switch (r) {
-  case 1:
-    *s = "invalid argument";
-    return 0;
-  case 200:
-    *s = "device kernel image is invalid";
-    return 0;
-  case 201:
-    *s = "invalid device context";
-    return 0;
-  case 400:
-    *s = "invalid resource handle";
-    return 0;
-  case 500:
-    *s = "named symbol not found";
-    return 0;
-  }
-  *s = nullptr;
-  return 1;
+  return describeError(r, s, &ErrorText::message);
 }
 API CUresult cuDeviceGetCount(int *n) {
   *n = deviceCount();
