@@ -14,6 +14,14 @@ tile_kernel = importlib.import_module("tile.kernel")
 F32 = np.zeros(1024, np.float32)
 
 
+def compile_error(error, kernel, *args):
+    """The `error` that compiling `kernel` for `args` raises (most tests here
+    compile a bad kernel and then inspect the error)."""
+    with pytest.raises(error) as e:
+        kernel.compile(*args)
+    return e.value
+
+
 def check(err, kernel, fn, marker):
     """`err` names `kernel` and points at the `# marker` line of `fn`."""
     line = line_of(fn, marker)
@@ -43,10 +51,9 @@ def if_on_runtime(x, out, n):
 
 
 def test_if_on_a_runtime_value():
-    with pytest.raises(tile.TileTypeError) as e:
-        if_on_runtime.compile(F32, F32, 5)
-    check(e.value, "if_on_runtime", if_on_runtime, "@if")
-    assert "tile.where" in str(e.value)
+    err = compile_error(tile.TileTypeError, if_on_runtime, F32, F32, 5)
+    check(err, "if_on_runtime", if_on_runtime, "@if")
+    assert "tile.where" in str(err)
 
 
 @tile.kernel
@@ -56,10 +63,9 @@ def not_pow2(x, out):
 
 
 def test_non_power_of_two_tile():
-    with pytest.raises(tile.TileShapeError) as e:
-        not_pow2.compile(F32, F32)
-    check(e.value, "not_pow2", not_pow2, "@load")
-    assert "power of two" in str(e.value)
+    err = compile_error(tile.TileShapeError, not_pow2, F32, F32)
+    check(err, "not_pow2", not_pow2, "@load")
+    assert "power of two" in str(err)
 
 
 @tile.kernel
@@ -69,10 +75,9 @@ def too_big(out):
 
 
 def test_tile_too_large():
-    with pytest.raises(tile.TileShapeError) as e:
-        too_big.compile(np.zeros((4, 4), np.float32))
-    check(e.value, "too_big", too_big, "@zeros")
-    assert "2^20" in str(e.value)
+    err = compile_error(tile.TileShapeError, too_big, np.zeros((4, 4), np.float32))
+    check(err, "too_big", too_big, "@zeros")
+    assert "2^20" in str(err)
 
 
 @tile.kernel
@@ -83,10 +88,9 @@ def bad_broadcast(x, out):
 
 
 def test_broadcast_mismatch():
-    with pytest.raises(tile.TileShapeError) as e:
-        bad_broadcast.compile(F32, F32)
-    check(e.value, "bad_broadcast", bad_broadcast, "@add")
-    assert "(16,)" in str(e.value) and "(32,)" in str(e.value)
+    err = compile_error(tile.TileShapeError, bad_broadcast, F32, F32)
+    check(err, "bad_broadcast", bad_broadcast, "@add")
+    assert "(16,)" in str(err) and "(32,)" in str(err)
 
 
 @tile.kernel
@@ -98,10 +102,9 @@ def bad_mma(x, out):
 
 def test_mma_shape_mismatch():
     m = np.zeros((64, 64), np.float32)
-    with pytest.raises(tile.TileShapeError) as e:
-        bad_mma.compile(m, m)
-    check(e.value, "bad_mma", bad_mma, "@mma")
-    assert "contraction" in str(e.value)
+    err = compile_error(tile.TileShapeError, bad_mma, m, m)
+    check(err, "bad_mma", bad_mma, "@mma")
+    assert "contraction" in str(err)
 
 
 @tile.kernel
@@ -113,10 +116,9 @@ def bad_mma_dtype(x, out):
 
 def test_mma_dtype():
     m = np.zeros((64, 64), np.float32)
-    with pytest.raises(tile.TileTypeError) as e:
-        bad_mma_dtype.compile(m, m)
-    check(e.value, "bad_mma_dtype", bad_mma_dtype, "@mma")
-    assert "float32 inputs with a float16 accumulator" in str(e.value)
+    err = compile_error(tile.TileTypeError, bad_mma_dtype, m, m)
+    check(err, "bad_mma_dtype", bad_mma_dtype, "@mma")
+    assert "float32 inputs with a float16 accumulator" in str(err)
 
 
 @tile.kernel
@@ -126,10 +128,9 @@ def runtime_shape(x, out, n):
 
 
 def test_runtime_value_as_a_shape():
-    with pytest.raises(tile.TileTypeError) as e:
-        runtime_shape.compile(F32, F32, 16)
-    check(e.value, "runtime_shape", runtime_shape, "@shape")
-    assert "tile.Constant" in str(e.value)
+    err = compile_error(tile.TileTypeError, runtime_shape, F32, F32, 16)
+    check(err, "runtime_shape", runtime_shape, "@shape")
+    assert "tile.Constant" in str(err)
 
 
 @tile.kernel
@@ -139,10 +140,9 @@ def python_range_over_runtime(x, out, n):
 
 
 def test_python_range_over_a_runtime_value():
-    with pytest.raises(tile.TileTypeError) as e:
-        python_range_over_runtime.compile(F32, F32, 16)
-    check(e.value, "python_range_over_runtime", python_range_over_runtime, "@range")
-    assert "tile.range" in str(e.value)
+    err = compile_error(tile.TileTypeError, python_range_over_runtime, F32, F32, 16)
+    check(err, "python_range_over_runtime", python_range_over_runtime, "@range")
+    assert "tile.range" in str(err)
 
 
 @tile.kernel
@@ -163,9 +163,8 @@ def load_from_tile(x, out):
 
 
 def test_load_from_a_tile():
-    with pytest.raises(tile.TileTypeError) as e:
-        load_from_tile.compile(F32, F32)
-    check(e.value, "load_from_tile", load_from_tile, "@load")
+    err = compile_error(tile.TileTypeError, load_from_tile, F32, F32)
+    check(err, "load_from_tile", load_from_tile, "@load")
 
 
 @tile.kernel
@@ -175,9 +174,8 @@ def wrong_rank_index(x, out):
 
 
 def test_wrong_number_of_block_indices():
-    with pytest.raises(tile.TileShapeError) as e:
-        wrong_rank_index.compile(F32, F32)
-    check(e.value, "wrong_rank_index", wrong_rank_index, "@load")
+    err = compile_error(tile.TileShapeError, wrong_rank_index, F32, F32)
+    check(err, "wrong_rank_index", wrong_rank_index, "@load")
 
 
 def test_helper_errors_point_at_the_helper_line():
@@ -188,9 +186,8 @@ def test_helper_errors_point_at_the_helper_line():
     def k(x, out):
         tile.store(out, index=(0,), tile=helper(tile.load(x, index=(0,), shape=(16,))))
 
-    with pytest.raises(tile.TileShapeError) as e:
-        k.compile(F32, F32)
-    check(e.value, "k", helper, "@helper")
+    err = compile_error(tile.TileShapeError, k, F32, F32)
+    check(err, "k", helper, "@helper")
 
 
 def test_tile_functions_outside_kernels():
@@ -205,9 +202,8 @@ def test_unsupported_dtype_names_the_argument():
     def k(x, out):
         pass
 
-    with pytest.raises(tile.TileTypeError) as e:
-        k.compile(np.zeros(16, np.complex64), F32)
-    assert "argument 'x'" in str(e.value) and "complex64" in str(e.value)
+    err = compile_error(tile.TileTypeError, k, np.zeros(16, np.complex64), F32)
+    assert "argument 'x'" in str(err) and "complex64" in str(err)
     with pytest.raises(tile.TileTypeError, match="argument 'out'.*str"):
         k.compile(F32, "hello")
     with pytest.raises(tile.TileTypeError, match="unsupported dtype"):
