@@ -9,5 +9,9 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >/dev/null
 fi
-ninja -C "$BUILD_DIR" ${NINJA_FLAGS:-} all mlir-doc | grep -vE '^\[[0-9]+/[0-9]+\]' || true
-test "${PIPESTATUS[0]}" -eq 0
+# Quiet on success; on failure, the errors (without progress lines).
+if ! ninja -C "$BUILD_DIR" ${NINJA_FLAGS:-} all mlir-doc >"$BUILD_DIR/build.log" 2>&1; then
+  grep -vE '^\[[0-9]+/[0-9]+\]' "$BUILD_DIR/build.log" | tail -60
+  echo "build failed (full log: $BUILD_DIR/build.log)" >&2
+  exit 1
+fi
