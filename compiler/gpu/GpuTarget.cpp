@@ -13,9 +13,11 @@
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
@@ -39,6 +41,18 @@ static void initNVPTX() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
+    // Tiles lower to per-thread LLVM vectors; NVPTX's default (source-order)
+    // DAG scheduling then expands each vector op in full before the next, so
+    // every element of every operand is live at once (a 8192-wide layernorm:
+    // 114 registers; scheduled for register pressure: 80, as Triton's
+    // per-element code gets). Higher occupancy, same instructions.
+    // TILE_NVPTX_SCHED=source restores LLVM's default (for comparisons).
+    if (llvm::sys::Process::GetEnv("TILE_NVPTX_SCHED").value_or("") ==
+        "source")
+      return;
+    auto &registered = llvm::cl::getRegisteredOptions();
+    if (auto it = registered.find("nvptx-sched4reg"); it != registered.end())
+      it->second->addOccurrence(0, "nvptx-sched4reg", "true");
   });
 }
 

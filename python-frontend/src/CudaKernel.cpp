@@ -203,10 +203,12 @@ std::string ptxasVersion() {
 /// under another TILE_GPU_PIPELINE must never be served.
 std::string optionsText(const mlir::tile::CompileOptions &opts) {
   const char *pipeline = std::getenv("TILE_GPU_PIPELINE");
+  const char *sched = std::getenv("TILE_NVPTX_SCHED");
   return "num_warps=" + std::to_string(opts.numWarps) +
          ";opt_level=" + std::to_string(opts.optLevel) +
          (opts.printDebugInfo ? ";lineinfo" : "") +
-         ";pipeline=" + (pipeline ? pipeline : "async");
+         ";pipeline=" + (pipeline ? pipeline : "async") +
+         ";sched=" + (sched ? sched : "regpressure");
 }
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,

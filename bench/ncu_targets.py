@@ -1,0 +1,63 @@
+"""Launches each benchmark kernel of tile and its Triton peer a few times, so
+that Nsight Compute can profile them side by side:
+
+    ncu -k regex:'layernorm|softmax|mm_k|matmul' --launch-skip 2 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
+
+Arguments pick the groups: norms, matmul (default: both). Needs a GPU, torch and
+triton."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python-frontend"))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+import tile  # noqa: E402
+import kernels as K  # noqa: E402
+import peers_triton as T  # noqa: E402
+
+REPEAT = 2
+
+
+def norms():
+    for (M, N) in [(8192, 8192), (4096, 32768)]:
+        X = torch.randn(M, N, device="cuda", dtype=torch.float16)
+        W = torch.randn(N, device="cuda", dtype=torch.float16)
+        B = torch.randn(N, device="cuda", dtype=torch.float16)
+        Y = torch.empty_like(X)
+        warps = 8 if N <= 8192 else 16
+        for _ in range(REPEAT):
+            T.softmax_k[(M,)](X, Y, X.stride(0), N, B=N, num_warps=warps)
+            T.layernorm_k[(M,)](X, Y, W, B, X.stride(0), N, 1e-5, B=N, num_warps=warps)
+            K.softmax[(M,)](X, Y, ROWS=1, BLOCK=N)
+            if N > 8192:
+                K.layernorm_chunked[(M,)](X, W, B, Y, 1e-5, BLOCK=8192)
+            else:
+                K.layernorm[(M,)](X, W, B, Y, 1e-5, ROWS=1, BLOCK=N)
+        torch.cuda.synchronize()
+
+
+def matmul():
+    S = 4096
+    a = torch.randn(S, S, device="cuda", dtype=torch.float16)
+    b = torch.randn(S, S, device="cuda", dtype=torch.float16)
+    c = torch.empty(S, S, device="cuda", dtype=torch.float16)
+    cfg = K.MATMUL_CONFIG
+    grid = (tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)
+    for _ in range(REPEAT):
+        K.matmul[grid](a, b, c, **cfg)
+        # Triton's best config for this size, without autotuning launches.
+        T.mm_k.fn[(triton.cdiv(S, 128) * triton.cdiv(S, 256),)](
+            a, b, c, S, S, S, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+            BM=128, BN=256, BK=64, G=8, num_warps=8, num_stages=3)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    groups = sys.argv[1:] or ["norms", "matmul"]
+    for g in groups:
+        {"norms": norms, "matmul": matmul}[g]()
