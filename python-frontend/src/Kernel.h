@@ -63,6 +63,9 @@ std::unique_ptr<Kernel> compileCpuKernel(mlir::ModuleOp module,
                                          const mlir::tile::CompileOptions &opts);
 std::unique_ptr<Kernel> compileCudaKernel(mlir::ModuleOp module,
                                           const mlir::tile::CompileOptions &opts);
+/// Adds `Dispatcher` (Dispatch.cpp: the launch hot path) to the module;
+/// false with a Python error set on failure.
+bool addDispatcher(PyObject *module);
 /// GPUs the CUDA runtime sees (0 without a driver).
 int cudaDeviceCount();
 /// (major, minor) compute capability of `device`; throws LaunchError.

@@ -210,6 +210,9 @@ PYBIND11_MODULE(_tile, m) {
         return "<_tile.Kernel " + k.name + " for " + k.target + ">";
       });
 
+  if (!addDispatcher(m.ptr()))
+    throw py::error_already_set();
+
   m.def("compile", &compile, py::arg("ir"), py::arg("target") = "cpu",
         py::arg("options") = py::dict(),
         "Compiles the tile IR text of one kernel for `target` ('cpu', "

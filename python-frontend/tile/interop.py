@@ -19,7 +19,8 @@ import sys
 
 from . import dtypes as D
 
-__all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter"]
+__all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
+           "fast_dtype"]
 
 
 class ArgError(Exception):
@@ -217,12 +218,32 @@ def _contiguous_strides(shape):
     return tuple(reversed(st))
 
 
+_cai_types = {}
+
+
+def _cai_type(d):
+    """(dtype name, tile dtype) of an interface dict's typestr, memoized:
+    np.dtype() costs microseconds."""
+    ts = d["typestr"]
+    try:
+        hit = _cai_types.get(ts)
+    except TypeError:  # an unhashable typestr: no memo
+        name = _cai_dtype(d)
+        return name, _check_dtype(name, "cuda array")
+    if hit is None:
+        name = _cai_dtype(d)
+        hit = (name, _check_dtype(name, "cuda array"))
+        if len(_cai_types) > 256:
+            _cai_types.clear()
+        _cai_types[ts] = hit
+    return hit
+
+
 def _cai_any(x, flat):
     d = x.__cuda_array_interface__
     ptr = d["data"][0]
     shape = tuple(d["shape"])
-    name = _cai_dtype(d)
-    dt = _check_dtype(name, "cuda array")
+    name, dt = _cai_type(d)
     if d.get("strides") is None:
         st = _contiguous_strides(shape)
     else:
@@ -353,6 +374,45 @@ class handlers(dict):
         return h(x, flat)
 
 
+# -- the C dispatcher (python-frontend/src/Dispatch.cpp) -----------------------
+
+# Argument kinds the dispatcher reads itself; the numbers are Dispatch.cpp's.
+_FAST_INT, _FAST_FLOAT, _FAST_BOOL, _FAST_TORCH, _FAST_NUMPY, _FAST_CAI = range(1, 7)
+
+
+def fast_kind(h):
+    """For the dispatcher of one backend's handlers `h`: x -> (kind, want),
+    the kind of argument the handler of type(x) reads (0: leave x to the
+    Python path) and, for torch tensors, whether is_cuda must be true (1),
+    false (0) or either (2). Asked once per type."""
+    kinds = {_int: (_FAST_INT, 2), _float: (_FAST_FLOAT, 2), _bool: (_FAST_BOOL, 2),
+             _torch_cuda: (_FAST_TORCH, 1), _torch_host: (_FAST_TORCH, 0),
+             _torch_any: (_FAST_TORCH, 2), _numpy_any: (_FAST_NUMPY, 2),
+             _cai_any: (_FAST_CAI, 2)}
+
+    def kind(x):
+        return kinds.get(h.get(type(x)) or _classify(x, h.backend), (0, 2))
+    return kind
+
+
+def fast_dtype(kind, d):
+    """(tile dtype, itemsize) of a torch dtype, a NumPy dtype or a CUDA array
+    interface typestr, as the handlers of that kind derive it; None when it
+    is not supported (the Python path then raises the error)."""
+    try:
+        if kind == _FAST_TORCH:
+            dt = _torch_dtype(d)
+        elif kind == _FAST_NUMPY:
+            dt = _check_dtype(d.name, "numpy")
+        elif kind == _FAST_CAI:
+            dt = _cai_type({"typestr": d})[1]
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - the Python path reports it
+        return None
+    return dt, dt.itemsize
+
+
 # -- streams -----------------------------------------------------------------
 
 def torch_stream_getter():
@@ -363,7 +423,11 @@ def torch_stream_getter():
     c = torch._C
     raw, dev = getattr(c, "_cuda_getCurrentRawStream", None), getattr(c, "_cuda_getDevice", None)
     if raw is not None and dev is not None:
-        return lambda: raw(dev())
+        def current():
+            return raw(dev())
+        # The C dispatcher calls the two directly (no Python frame).
+        current.raw_stream, current.current_device = raw, dev
+        return current
     return lambda: torch.cuda.current_stream().cuda_stream
 
 

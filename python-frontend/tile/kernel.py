@@ -1,15 +1,22 @@
 """`@tile.kernel`: the Kernel object, specialization keys, the dispatch cache
 and the launch path.
 
-The per-call path is a function generated for each kernel (see
+The per-call path is `_tile.Dispatcher` (python-frontend/src/Dispatch.cpp)
+when the C++ module has it: argument binding, the specialization key (in a
+compact form), its own dispatch cache and the launch, in C. Behind it, and
+alone without it, is a function generated for each kernel (see
 `_make_launcher`): Python's own argument binding, one handler call per
 argument (interop.py), a tuple key, one dict lookup, `_tile.Kernel.launch`.
-Everything else (tracing, compiling, error messages) runs on a cache miss.
+The dispatcher hands every call it does not recognize to that function,
+which stays the reference behaviour. Everything else (tracing, compiling,
+error messages) runs on a cache miss. TILE_LAUNCHER=python turns the
+dispatcher off.
 """
 
 import functools
 import inspect
 import keyword
+import os
 
 from . import backend as _backend
 from . import interop, ir
@@ -45,6 +52,63 @@ def launch(kern, grid, *args, stream=None, **kwargs):
     if not isinstance(kern, Kernel):
         raise TypeError(f"tile.launch needs a @tile.kernel function, got {kern!r}")
     return kern[grid](*args, stream=stream, **kwargs)
+
+
+class _Specializations(dict):
+    """Kernel.cache: specialization key -> CompiledKernel. A dict that tells
+    the C dispatcher (which caches entries of its own) when it changes."""
+
+    __slots__ = ("_on_change",)
+
+    def __init__(self):
+        super().__init__()
+        self._on_change = None
+
+    def _changed(self):
+        f = self._on_change
+        if f is not None:
+            f()
+
+    def __setitem__(self, key, value):
+        replaced = key in self  # a new key leaves the dispatcher's entries valid
+        super().__setitem__(key, value)
+        if replaced:
+            self._changed()
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self._changed()
+
+    def __ior__(self, other):
+        super().update(other)
+        self._changed()
+        return self
+
+    def clear(self):
+        super().clear()
+        self._changed()
+
+    def pop(self, *args):
+        try:
+            return super().pop(*args)
+        finally:
+            self._changed()
+
+    def popitem(self):
+        try:
+            return super().popitem()
+        finally:
+            self._changed()
+
+    def setdefault(self, key, default=None):
+        try:
+            return super().setdefault(key, default)
+        finally:
+            self._changed()
+
+    def update(self, *args, **kwargs):
+        super().update(*args, **kwargs)
+        self._changed()
 
 
 class CompiledKernel:
@@ -98,11 +162,19 @@ class CompiledKernel:
             sf = self._stream_fn
             stream = sf() if sf is not None else 0
         elif stream.__class__ is not int:
-            stream = interop.stream_of(stream)
+            stream = self._stream_of(stream)
         try:
             self._launch(grid, tuple(flat), stream)
         except Exception as e:
             raise self._launch_error(e) from None
+
+    def _stream_of(self, stream):
+        """The raw handle of a `stream=` that is not an int."""
+        try:
+            return interop.stream_of(stream)
+        except interop.ArgError as e:
+            raise TileTypeError(f"argument 'stream': {e}", e.hint, kernel=self.name,
+                                location=user_location()) from None
 
     def _launch_error(self, e):
         if isinstance(e, TileError):
@@ -150,9 +222,11 @@ class Kernel:
         self.num_warps = num_warps
         self.opt_level = opt_level
         self.backend = backend
-        self.cache = {}          # specialization key -> CompiledKernel
+        self.cache = _Specializations()  # specialization key -> CompiledKernel
         self.compile_count = 0   # traces+compiles done (tests check reuse)
-        self._fast = None
+        self._fast = None        # the Python launcher (grid, *args, **kwargs)
+        self._binder = None      # grid -> kernel[grid]
+        self._dispatcher = None  # _tile.Dispatcher, when used
         self._backend_name = None
         self._signature = inspect.signature(fn)
         self.params = []         # [(name, is_constant)]
@@ -170,9 +244,10 @@ class Kernel:
 
     # -- calling ---------------------------------------------------------
     def __getitem__(self, grid):
-        # A C-level partial of the generated launcher: no Python frame of ours
-        # between the user's call and the launch path.
-        return _partial(self._fast or self._build_launcher(), grid)
+        # The dispatcher's bound launcher, or a C-level partial of the
+        # generated launcher: no Python frame of ours between the user's call
+        # and the launch path.
+        return (self._binder or self._build_launcher())(grid)
 
     def __call__(self, *args, **kwargs):
         if ir.current() is not None:  # a kernel called from a kernel: inline it
@@ -310,9 +385,16 @@ class Kernel:
 
     # -- the launcher ----------------------------------------------------
     def _build_launcher(self):
+        """Sets up the per-call path; returns `grid -> kernel[grid]`."""
         backend = self._resolve_backend()
-        self._fast = _make_launcher(self, interop.handlers(backend))
-        return self._fast
+        handlers = interop.handlers(backend)
+        self._fast = _make_launcher(self, handlers)
+        self._dispatcher = _make_dispatcher(self, handlers)
+        if self._dispatcher is not None:
+            self._binder = self._dispatcher.bind
+        else:
+            self._binder = _partial(_partial, self._fast)
+        return self._binder
 
     def _arg_exception(self, e, name):
         cls = TileTypeError if e.kind == "type" else TileLaunchError
@@ -365,11 +447,34 @@ def _why(e):
     return text.split("() ", 1)[1] if "() " in text else text
 
 
-def _make_launcher(kern, handlers):
+def _make_dispatcher(kern, handlers):
+    """The `_tile.Dispatcher` of a kernel, or None (no `_tile`, an old one,
+    or TILE_LAUNCHER=python)."""
+    if os.environ.get("TILE_LAUNCHER", "").strip().lower() == "python":
+        return None
+    mod = _backend.load()
+    cls = getattr(mod, "Dispatcher", None) if mod is not None else None
+    if cls is None:
+        return None
+    params = list(kern._signature.parameters.values())
+    npos = sum(1 for p in params if p.kind != p.KEYWORD_ONLY)
+    defaults = tuple(_MISSING if p.default is p.empty else p.default for p in params)
+    d = cls(names=tuple(p.name for p in params),
+            constants=tuple(const for _, const in kern.params),
+            defaults=defaults, missing=_MISSING, npos=npos,
+            kind=interop.fast_kind(handlers), dtype=interop.fast_dtype,
+            slow=_make_launcher(kern, handlers, return_entry=True))
+    kern.cache._on_change = d.invalidate
+    return d
+
+
+def _make_launcher(kern, handlers, return_entry=False):
     """A function specialized to the kernel's signature, named after it:
     launch(grid, <params>, *, stream=None) -> key, cache lookup, run.
     Parameters default to a sentinel so that missing ones are reported by
-    us; generated names start with __tile_ so they cannot clash."""
+    us; generated names start with __tile_ so they cannot clash. With
+    `return_entry` (the dispatcher's), it returns the CompiledKernel it
+    launched."""
     params = list(kern._signature.parameters.values())
     names = [p.name for p in params]
     pos, kwonly, defaults = [], [], {}
@@ -407,7 +512,8 @@ def _make_launcher(kern, handlers):
         f"        __tile_K._type_error(__tile_err, {values})\n"
         "    if __tile_e is None:\n"
         f"        __tile_e = __tile_K._miss(__tile_key, {values})\n"
-        "    return __tile_e.run(__tile_grid, __tile_F, stream)\n"
+        + ("    __tile_e.run(__tile_grid, __tile_F, stream)\n    return __tile_e\n"
+           if return_entry else "    return __tile_e.run(__tile_grid, __tile_F, stream)\n")
     )
     ns = dict(defaults, __tile_M=_MISSING, __tile_H=handlers.get, __tile_S=handlers.slow,
               __tile_T=type, __tile_C=kern.cache.get, __tile_K=kern,

@@ -122,3 +122,89 @@ def test_launch_through_fake_driver(tmp_path):
     assert "extent 0 of array parameter 0" in errors["type"][1]
     assert "CUDA_ERROR_INVALID_HANDLE" in errors["stream"][1]
     assert "CUDA_ERROR_INVALID_VALUE (invalid argument)" in errors["grid"][1]
+
+
+DISPATCH_SCRIPT = textwrap.dedent("""
+    import ctypes, json, sys
+    import tile
+
+    class Dev:  # a device array: __cuda_array_interface__ with a fake pointer
+        def __init__(self, ptr, shape, typestr="<f4", strides=None):
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape,
+                                             "typestr": typestr, "strides": strides,
+                                             "version": 3}
+
+    @tile.kernel
+    def scale(x, out, a, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        v = tile.load(x, index=(i,), shape=(BLOCK,))
+        tile.store(out, index=(i,), tile=(v * a).astype(out.dtype))
+
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_param.restype = ctypes.c_uint64
+    fake.fake_cuda_stream.restype = ctypes.c_uint64
+    fake.fake_cuda_reset(7)
+
+    def record():
+        return {"launches": fake.fake_cuda_launches(),
+                "grid": [fake.fake_cuda_grid(d) for d in range(3)],
+                "stream": fake.fake_cuda_stream(),
+                "device": fake.fake_cuda_launch_device(),
+                "params": [fake.fake_cuda_param(i) for i in range(6)],
+                "compiles": scale.compile_count}
+
+    out = []
+    x = Dev(0x7f0000001000, (1024,))
+    o = Dev(0x7f0000002000, (1024,))
+    for _ in range(3):
+        scale[(4,)](x, o, 2.0, BLOCK=256)
+    out.append(record())
+    s = Dev(0x7f0000003000, (512,), strides=(8,))          # strided: another key
+    scale[(2,)](s, o, 2.0, BLOCK=256)
+    out.append(record())
+    h = Dev(0x7f0000004000, (1024,), "<f2")                 # another dtype
+    scale[(4,)](h, o, 2.0, BLOCK=256)
+    out.append(record())
+    scale[(4,)](x, o, 2.0, BLOCK=256, stream=0x5000 + 16)   # the fake's stream on device 1
+    out.append(record())
+    scale[(4,)](x, o, 2.0, BLOCK=256)
+    out.append(record())
+    try:
+        scale[(4,)](x, o, 2.0, BLOCK=256, stream=0x5000 + 16 * 7)   # no such device
+        out.append(None)
+    except Exception as e:
+        out.append([type(e).__name__, str(e), e.lineno])
+    print(json.dumps({"records": out, "stats": scale._dispatcher.stats()
+                      if scale._dispatcher is not None else None}))
+""")
+
+
+def test_kernel_launch_through_the_dispatcher_and_fake_driver(tmp_path):
+    """kernel[grid](...) with device arrays, end to end on the fake driver:
+    the flat parameters the driver gets, after cached calls, a changed
+    stride, a changed dtype, a stream override and a driver error."""
+    fake = _fake_cuda()
+    env = dict(os.environ, TILE_LIBCUDA=fake, TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env.pop("TILE_BACKEND", None)
+    env.pop("TILE_LAUNCHER", None)
+    proc = subprocess.run([sys.executable, "-c", DISPATCH_SCRIPT, fake],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    first, strided, half, other_stream, default_stream, error = r["records"]
+    assert first["launches"] == 3 and first["grid"] == [4, 1, 1]
+    assert first["compiles"] == 1 and first["stream"] == 0
+    assert first["params"][:6] == [0x7F0000001000, 1024, 1, 0x7F0000002000, 1024, 1]
+    assert strided["compiles"] == 2 and strided["grid"] == [2, 1, 1]
+    assert strided["params"][:3] == [0x7F0000003000, 512, 2]
+    assert half["compiles"] == 3 and half["params"][:3] == [0x7F0000004000, 1024, 1]
+    assert other_stream["compiles"] == 3 and other_stream["stream"] == 0x5010
+    assert other_stream["device"] == 1
+    assert default_stream["stream"] == 0 and default_stream["launches"] == 7
+    assert error[0] == "TileLaunchError" and "CUDA_ERROR_INVALID_HANDLE" in error[1]
+    assert "scale" in error[1]
+    if r["stats"] is not None:  # the C dispatcher served the repeated calls
+        assert r["stats"]["hits"] >= 3 and r["stats"]["misses"] == 3

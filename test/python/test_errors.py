@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tile
-from tilehelp import FakeTile, line_of
+from tilehelp import LAUNCHERS, fake_tile, line_of
 
 tile_backend = importlib.import_module("tile.backend")
 tile_kernel = importlib.import_module("tile.kernel")
@@ -213,14 +213,9 @@ def test_unsupported_dtype_names_the_argument():
         bad.compile(F32)
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    ft = FakeTile()
-    monkeypatch.setattr(tile_backend, "_module", ft)
-    monkeypatch.setattr(tile_backend, "_searched", True)
-    monkeypatch.setattr(tile_kernel, "_binaries", {})
-    monkeypatch.delenv("TILE_BACKEND", raising=False)
-    return ft
+@pytest.fixture(params=LAUNCHERS)
+def fake(request, monkeypatch):
+    return fake_tile(monkeypatch, request.param)
 
 
 @tile.kernel

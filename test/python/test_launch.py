@@ -13,19 +13,14 @@ import tile
 
 tile_backend = importlib.import_module("tile.backend")
 tile_kernel = importlib.import_module("tile.kernel")  # `tile.kernel` is the decorator
-from tilehelp import FakeTile, line_of
+from tilehelp import LAUNCHERS, fake_tile, line_of
 
 
-@pytest.fixture
-def fake(monkeypatch):
-    ft = FakeTile()
-    monkeypatch.setattr(tile_backend, "_module", ft)
-    monkeypatch.setattr(tile_backend, "_searched", True)
-    monkeypatch.setattr(tile_kernel, "_binaries", {})
-    monkeypatch.delenv("TILE_BACKEND", raising=False)
-    monkeypatch.delenv("TILE_DUMP_DIR", raising=False)
-    monkeypatch.delenv("TILE_ALWAYS_COMPILE", raising=False)
-    return ft
+@pytest.fixture(params=LAUNCHERS)
+def fake(request, monkeypatch):
+    """FakeTile as tile._tile, behind the Python launcher and behind the C
+    dispatcher (`_tile.Dispatcher` of the build, when there is one)."""
+    return fake_tile(monkeypatch, request.param)
 
 
 def make_vadd(**opts):
@@ -334,3 +329,178 @@ def test_launch_overhead(fake, fake_torch):
         best = min(best, (time.perf_counter() - t0) / 2000)
     print(f"launch path: {best * 1e6:.2f} us per call")
     assert best < 6e-6, f"{best * 1e6:.2f} us per launch"
+
+
+# -- the dispatch cache after a first call (the C dispatcher's own cache) -------
+
+def test_changed_dtype_stride_and_alignment_redispatch(fake):
+    k = make_vadd()
+    base = np.zeros(4096, np.float32)
+    run = lambda a: k[(1,)](a, a, a, 3, 1.0, True, BLOCK=16)  # noqa: E731
+    run(base[:1024])
+    run(base[16:1040])                      # same key: no compile
+    assert len(fake.compiled) == 1
+    assert fake.last[1][:3] == (ptr(base[16:]), 1024, 1)
+    half = np.zeros(1024, np.float16)
+    run(half)                               # dtype
+    assert len(fake.compiled) == 2 and "f16" in fake.compiled[-1].asm["fused"]
+    run(base[::2][:1024])                   # stride: not unit any more
+    assert len(fake.compiled) == 3
+    assert fake.last[1][:3] == (ptr(base), 1024, 2)
+    assert "%x: !tile.array<?xf32, align = 4, div = 16>" in fake.compiled[-1].asm["fused"]
+    run(base[1:1025])                       # pointer no longer 16-byte aligned
+    assert len(fake.compiled) == 4
+    run(base[:1000])                        # extent no longer a multiple of 16
+    assert len(fake.compiled) == 5
+    two_d = np.zeros((64, 64), np.float32)
+    k2 = tile.kernel(_copy2d)
+    k2[(1,)](two_d, two_d, BLOCK=16)
+    k2[(1,)](two_d.T, two_d, BLOCK=16)      # non-contiguous: the unit stride moved
+    assert len(fake.compiled) == 7
+    assert fake.last[1][:5] == (ptr(two_d), 64, 64, 1, 64)
+    for a in (base[:1024], half, base[::2][:1024], base[1:1025], base[:1000]):
+        run(a)                              # all cached now
+    assert len(fake.compiled) == 7 and k.compile_count == 5
+    last = fake.compiled[4].launches    # base[:1000]'s kernel
+    assert len(last) == 2 and last[-1][1][:3] == (ptr(base), 1000, 1)
+
+
+def _copy2d(x, out, BLOCK: tile.Constant[int]):
+    t = tile.load(x, index=(0, 0), shape=(BLOCK, BLOCK))
+    tile.store(out, index=(0, 0), tile=t)
+
+
+def test_scalars_and_constants_after_a_cached_call(fake):
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    k[(1,)](x, x, x, 5, 2.0, False, BLOCK=128)
+    assert len(fake.compiled) == 1 and fake.last[1][9:] == (5, 2.0, 0)
+    for n in (1, 32, 1 << 40, (1 << 40) + 1, -3):
+        k[(1,)](x, x, x, n, 2.0, False, BLOCK=128)
+    assert len(fake.compiled) == 5            # + one, i32d16, i64d16, i64 (-3: i32, cached)
+    assert fake.last[1][9:] == (-3, 2.0, 0)
+    k[(1,)](x, x, x, 1, 2.0, False, BLOCK=128)
+    assert fake.last[1][9:] == (2.0, 0)   # n == 1 is specialized away
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=64)      # another Constant
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)     # back: cached
+    assert len(fake.compiled) == 6
+    with pytest.raises(tile.TileTypeError, match="argument 'n'.*64 bits"):
+        k[(1,)](x, x, x, 1 << 70, 1.0, True, BLOCK=128)
+    with pytest.raises(tile.TileTypeError, match="(?s)Constant parameter 'BLOCK'.*unhashable"):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=[128])
+    k[(1,)](x, x, x, np.int64(7), np.float32(0.5), np.bool_(True), BLOCK=np.int64(128))
+    assert fake.last[1][9:] == (7, 0.5, 1)
+    assert k.compile_count == 7               # (np.int64, 128): another key, the same IR
+
+
+def test_stream_and_grid_after_a_cached_call(fake):
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    go = k[(3,)]
+    go(x, x, x, 3, 1.0, True, BLOCK=128)
+    go(x, x, x, 3, 1.0, True, BLOCK=128, stream=1234)
+    assert fake.last[0] == (3, 1, 1) and fake.last[2] == 1234
+    go(x, x, x, 3, 1.0, True, BLOCK=128, stream=types.SimpleNamespace(cuda_stream=77))
+    assert fake.last[2] == 77
+    go(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.last[2] == 0
+    with pytest.raises(tile.TileTypeError, match="stream"):
+        go(x, x, x, 3, 1.0, True, BLOCK=128, stream="default")
+    for g, want in [((2, 3), (2, 3, 1)), ([4], (4, 1, 1)), (7, (7, 1, 1)),
+                    (lambda meta: (meta["BLOCK"] // 64,), (2, 1, 1))]:
+        k[g](x, x, x, 3, 1.0, True, BLOCK=128)
+        assert fake.last[0] == want, g
+    n = len(fake.launches)
+    k[(0,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.launches) == n
+    with pytest.raises(tile.TileLaunchError, match="negative"):
+        k[(2, -1)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 1
+
+
+def test_cache_clear_and_bad_arguments_after_a_cached_call(fake):
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    k.cache.clear()
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert k.compile_count == 2
+    del k.cache[next(iter(k.cache))]
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert k.compile_count == 3
+    with pytest.raises(tile.TileTypeError, match="argument 'y'.*str"):
+        k[(1,)](x, "y", x, 3, 1.0, True, BLOCK=128)  # @bad
+    with pytest.raises(tile.TileTypeError) as e:
+        k[(1,)](x, x, x, 3, 1.0, BLOCK=128)  # @missing
+    assert "'flag'" in str(e.value) and e.value.lineno == line_of(
+        test_cache_clear_and_bad_arguments_after_a_cached_call, "@missing")
+    with pytest.raises(tile.TileTypeError, match="unexpected keyword"):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128, BLOK=3)
+    with pytest.raises(tile.TileTypeError, match="takes 7 arguments but 8"):
+        k[(1,)](x, x, x, 3, 1.0, True, 128, 9)
+    ck = next(iter(k.cache.values()))
+
+    def boom(grid, args, stream):
+        raise RuntimeError("CUDA_ERROR_LAUNCH_FAILED")
+
+    ck._launch = boom
+    with pytest.raises(tile.TileLaunchError) as e:
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # @boom
+    assert e.value.kernel == "vadd" and "CUDA_ERROR_LAUNCH_FAILED" in str(e.value)
+    assert e.value.filename == __file__ and e.value.lineno == line_of(
+        test_cache_clear_and_bad_arguments_after_a_cached_call, "@boom")
+    assert e.value.__cause__ is None and e.value.__suppress_context__
+
+
+def test_torch_tensors_after_a_cached_call(fake, fake_torch):
+    fake.gpus = 1
+    k = make_vadd()
+    x = FakeTensor(1024)
+    k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 1 and fake.last[2] == 4242
+    h = FakeTensor(1024, "float16", addr=(1 << 32) + 64)
+    k[(2,)](h, h, h, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 2 and fake.last[1][:3] == ((1 << 32) + 64, 1024, 1)
+    s = FakeTensor(512)
+    s._stride = (2,)
+    k[(2,)](x, s, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 3 and fake.last[1][3:6] == (1 << 32, 512, 2)
+    x.shape = (1000,)                        # the same tensor, resized
+    k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 4 and fake.last[1][:3] == (1 << 32, 1000, 1)
+    k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128, stream=9)
+    assert fake.last[2] == 9
+    with pytest.raises(tile.TileLaunchError, match="argument 'out'.*cpu"):
+        k[(2,)](x, x, FakeTensor(1000, cuda=False), 3, 1.0, True, BLOCK=128)
+
+
+def test_cuda_array_interface_after_a_cached_call(fake):
+    fake.gpus = 1
+    k = make_vadd()
+    x = CudaArray((1024,), "<f4")
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 1
+    h = CudaArray((1024,), "<f2", strides=(4,))
+    k[(1,)](x, h, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.compiled) == 2 and fake.last[1][3:6] == (1 << 33, 1024, 2)
+    with pytest.raises(tile.TileTypeError, match="argument 'y'.*stride of 3 bytes"):
+        k[(1,)](x, CudaArray((16,), "<f4", strides=(3,)), x, 3, 1.0, True, BLOCK=128)
+    with pytest.raises(tile.TileTypeError, match="argument 'out'.*complex64"):
+        k[(1,)](x, x, CudaArray((16,), "<c8"), 3, 1.0, True, BLOCK=128)
+
+
+def test_dispatcher_serves_repeated_calls(fake):
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    for _ in range(10):
+        k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert len(fake.launches) == 10
+    d = k._dispatcher
+    if d is None:
+        assert not hasattr(fake, "Dispatcher")
+        return
+    stats = d.stats()
+    assert stats["hits"] == 9 and stats["misses"] == 1 and stats["entries"] == 1

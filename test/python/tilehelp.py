@@ -6,6 +6,7 @@ import inspect
 import os
 import re
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -134,9 +135,12 @@ class FakeKernel:
         self.shared_mem = 128
         self.asm = {"tile": "(C++ print)", "fused": ir, "llvm": "; llvm"}
         self.launches = []
+        self.log = None  # FakeTile's launches in call order
 
     def launch(self, grid, args, stream=0):
         self.launches.append((grid, args, stream))
+        if self.log is not None:
+            self.log.append((grid, args, stream))
 
 
 class FakeTile:
@@ -149,6 +153,7 @@ class FakeTile:
         self.capability = capability
         self.compiled = []
         self.fail = None
+        self.log = []  # every launch, in call order
 
     def cuda_device_count(self):
         return self.gpus
@@ -160,9 +165,55 @@ class FakeTile:
         if self.fail:
             raise FakeCompileError(*self.fail)
         k = FakeKernel(ir, target, options)
+        k.log = self.log
         self.compiled.append(k)
         return k
 
     @property
+    def last(self):
+        """The latest launch (grid, args, stream) of any kernel."""
+        return self.log[-1]
+
+    @property
     def launches(self):
         return [launch for k in self.compiled for launch in k.launches]
+
+
+def real_dispatcher():
+    """`_tile.Dispatcher` of the built C++ module (None when there is none):
+    the launch path's tests run it over FakeTile's kernels too."""
+    mod = sys.modules.get("tile._tile")
+    if mod is None:
+        from tile import backend
+        try:
+            mod = backend.load()
+        except Exception:  # noqa: BLE001 - a broken build: its own tests say so
+            return None
+    return getattr(mod, "Dispatcher", None)
+
+
+LAUNCHERS = ["python", "c"]
+
+
+def fake_tile(monkeypatch, launcher):
+    """A FakeTile installed as tile._tile. launcher "python": the generated
+    Python launcher alone; "c": the C dispatcher in front of it."""
+    import importlib
+    backend = importlib.import_module("tile.backend")
+    kernel = importlib.import_module("tile.kernel")
+    ft = FakeTile()
+    if launcher == "c":
+        d = real_dispatcher()
+        if d is None:
+            pytest.skip("no _tile with a Dispatcher built")
+        ft.Dispatcher = d
+        monkeypatch.delenv("TILE_LAUNCHER", raising=False)
+    else:
+        monkeypatch.setenv("TILE_LAUNCHER", "python")
+    monkeypatch.setattr(backend, "_module", ft)
+    monkeypatch.setattr(backend, "_searched", True)
+    monkeypatch.setattr(kernel, "_binaries", {})
+    monkeypatch.delenv("TILE_BACKEND", raising=False)
+    monkeypatch.delenv("TILE_DUMP_DIR", raising=False)
+    monkeypatch.delenv("TILE_ALWAYS_COMPILE", raising=False)
+    return ft
