@@ -51,14 +51,14 @@ enum Kind : uint64_t {
 constexpr Py_ssize_t kMaxParams = 64;
 constexpr Py_ssize_t kMaxFlat = 512;
 constexpr int kMaxRank = 32;
-constexpr size_t kMaxEntries = 16;
+constexpr size_t kMaxEntries = 32;
 constexpr size_t kMaxTypes = 64;
 constexpr size_t kMaxDTypes = 256;
 constexpr int kWords = 3; // compact key words per parameter
 
 PyObject *sIsCuda, *sDataPtr, *sShape, *sStride, *sDtype, *sCai, *sData,
     *sTypestr, *sStrides, *sStream, *sStreamFn, *sStreamOf, *sLaunch, *sGrid3,
-    *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sZero, *sOne;
+    *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sZero, *sOne;
 
 struct TypeInfo {
   PyTypeObject *type; // owned
@@ -456,10 +456,20 @@ bool computeKey(Impl &im, Work &w) {
         word[2] = uint64_t(x);
       } else {
         PyErr_Clear();
-        if (PyObject_Hash(v) == -1)
+        // The Python key holds (v.__class__, v): a proxy whose __class__
+        // is not its type is left to it.
+        if (t != &PyFloat_Type && t != &PyUnicode_Type && t != &PyTuple_Type &&
+            t != &PyLong_Type && v != Py_None) {
+          Ref cls(PyObject_GetAttr(v, sClass));
+          if (cls.p != reinterpret_cast<PyObject *>(t))
+            return false;
+        }
+        Py_hash_t h = PyObject_Hash(v);
+        if (h == -1)
           return false; // unhashable: the Python path names it
+        // As in a dict: equal hashes first, then ==.
         word[0] = kConst | uint64_t(1) << 8;
-        word[2] = 0;
+        word[2] = uint64_t(h);
         w.objs[i] = v;
       }
       continue;
@@ -1105,6 +1115,7 @@ bool tile_py::addDispatcher(PyObject *module) {
                {&sStreamFn, "_stream_fn"}, {&sStreamOf, "_stream_of"},
                {&sBinary, "binary"},    {&sLaunch, "_launch"},
                {&sRawStream, "raw_stream"}, {&sCurDevice, "current_device"},
+               {&sClass, "__class__"},
                {&sGrid3, "_grid3"},     {&sLaunchError, "_launch_error"}};
   for (Name &n : names)
     if (!*n.slot && !(*n.slot = PyUnicode_InternFromString(n.text)))

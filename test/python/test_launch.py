@@ -504,3 +504,23 @@ def test_dispatcher_serves_repeated_calls(fake):
         return
     stats = d.stats()
     assert stats["hits"] == 9 and stats["misses"] == 1 and stats["entries"] == 1
+
+
+def test_constants_of_other_types_after_a_cached_call(fake):
+    @tile.kernel
+    def k(x, out, SCALE: tile.Constant[float], SHAPE: tile.Constant[tuple],
+          NAME: tile.Constant[str] = "a"):
+        t = tile.load(x, index=(0,), shape=SHAPE)
+        tile.store(out, index=(0,), tile=t * SCALE if NAME == "a" else t)
+
+    x = np.zeros(64, np.float32)
+    for _ in range(2):
+        k[(1,)](x, x, 2.0, (16,))
+        k[(1,)](x, x, 2.0, (16,), NAME="b")
+        k[(1,)](x, x, 0.5, (16,))
+        k[(1,)](x, x, 2.0, (32,))
+        k[(1,)](x, x, float("nan"), (16,))
+    assert k.compile_count == 6   # each NaN is its own key, as in a dict
+    k[(1,)](x, x, 2, (16,))       # (int, 2) is not (float, 2.0)
+    assert k.compile_count == 7
+    assert len(fake.log) == 11
