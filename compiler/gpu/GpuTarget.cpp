@@ -34,6 +34,13 @@ void LLVMInitializeNVPTXAsmPrinter();
 using namespace mlir;
 using namespace mlir::tile;
 
+/// Sets one of the NVPTX backend's command-line options (they are global).
+static void setBackendOption(llvm::StringRef name, llvm::StringRef value) {
+  auto &registered = llvm::cl::getRegisteredOptions();
+  if (auto it = registered.find(name); it != registered.end())
+    it->second->addOccurrence(0, name, value);
+}
+
 static void initNVPTX() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -47,12 +54,14 @@ static void initNVPTX() {
     // 114 registers; scheduled for register pressure: 80, as Triton's
     // per-element code gets). Higher occupancy, same instructions.
     // TILE_NVPTX_SCHED=source restores LLVM's default (for comparisons).
+    //
+    // f32 division is div.full (within 2 ulp, full range), as Triton's `/`:
+    // the IEEE div.rn sequence made a 32768-wide softmax instruction-bound.
+    setBackendOption("nvptx-prec-divf32", "1");
     if (llvm::sys::Process::GetEnv("TILE_NVPTX_SCHED").value_or("") ==
         "source")
       return;
-    auto &registered = llvm::cl::getRegisteredOptions();
-    if (auto it = registered.find("nvptx-sched4reg"); it != registered.end())
-      it->second->addOccurrence(0, "nvptx-sched4reg", "true");
+    setBackendOption("nvptx-sched4reg", "true");
   });
 }
 
@@ -139,6 +148,9 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
   if (!target)
     return emitError(loc) << "NVPTX target unavailable: " << error;
   llvm::TargetOptions targetOptions;
+  // a * b + c may become one fma, as in Triton (and nvcc) by default: fewer
+  // instructions and one rounding instead of two.
+  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, options.chip, getPtxFeatures(options.chip), targetOptions,
       std::nullopt, std::nullopt,
