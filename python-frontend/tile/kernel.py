@@ -452,7 +452,10 @@ def _make_dispatcher(kern, handlers):
     or TILE_LAUNCHER=python)."""
     if os.environ.get("TILE_LAUNCHER", "").strip().lower() == "python":
         return None
-    mod = _backend.load()
+    try:
+        mod = _backend.load()
+    except Exception:  # noqa: BLE001 - a broken _tile: the Python path reports it
+        return None
     cls = getattr(mod, "Dispatcher", None) if mod is not None else None
     if cls is None:
         return None

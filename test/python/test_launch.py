@@ -361,6 +361,11 @@ def test_changed_dtype_stride_and_alignment_redispatch(fake):
     for a in (base[:1024], half, base[::2][:1024], base[1:1025], base[:1000]):
         run(a)                              # all cached now
     assert len(fake.compiled) == 7 and k.compile_count == 5
+    rev = base[::-1][:1024]                 # a negative stride
+    run(rev)
+    run(rev)
+    assert fake.last[1][:3] == (ptr(rev), 1024, -1)
+    assert k.compile_count == 5              # the key of base[::2]: no unit stride, align 4
     last = fake.compiled[4].launches    # base[:1000]'s kernel
     assert len(last) == 2 and last[-1][1][:3] == (ptr(base), 1000, 1)
 
