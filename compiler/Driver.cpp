@@ -267,6 +267,13 @@ void tile::buildTileLevelPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps) {
+  TileTilingOptions options;
+  options.warpTiling = gpu;
+  options.numWarps = numWarps;
+  pm.addPass(createTileTiling(options));
+}
+
 LogicalResult tile::runTileLevelPasses(ModuleOp module,
                                        const CompileOptions &opts,
                                        StageList &stages,
@@ -276,4 +283,11 @@ LogicalResult tile::runTileLevelPasses(ModuleOp module,
   PassManager pm(module->getContext());
   buildTileLevelPipeline(pm);
   return runStage(module, pm, "fused", opts, stages, failure);
+}
+
+LogicalResult tile::runTilingStage(ModuleOp module, const CompileOptions &opts,
+                                   StageList &stages, CompileFailure &failure) {
+  PassManager pm(module->getContext());
+  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps);
+  return runStage(module, pm, "tiled", opts, stages, failure);
 }

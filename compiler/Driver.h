@@ -69,6 +69,15 @@ LogicalResult runTileLevelPasses(ModuleOp module, const CompileOptions &opts,
 /// The pipeline runTileLevelPasses runs, for named pipelines to reuse.
 void buildTileLevelPipeline(OpPassManager &pm);
 
+/// tile-tiling: warp/instruction tiling (and `numWarps`, 0: chosen) only for
+/// GPUs; both backends turn large reductions into loops.
+void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0);
+
+/// The GPU stage "tiled" (after "fused"): buildTilingPipeline with the
+/// options' warps. The CPU runs tile-tiling at the start of its "host" stage.
+LogicalResult runTilingStage(ModuleOp module, const CompileOptions &opts,
+                             StageList &stages, CompileFailure &failure);
+
 /// Runs `pm` on `module` as the compile stage `stage`. On success the IR is
 /// appended to `stages` (and written to the dump dir); on failure `failure`
 /// gets the diagnostics and a reproducer: the stage's input IR, with

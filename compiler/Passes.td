@@ -18,6 +18,47 @@ def TileFuse : Pass<"tile-fuse", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
+  let summary = "Block tiles to warp and instruction tiles; large reductions "
+                "into loops";
+  let description = [{
+    Makes the tiling of a block's work explicit before thread mapping.
+
+    Warp tiling (`warp-tiling`, GPU): picks the warps per block (the option,
+    else the module's `tile.num_warps`, else 4, or 8 for mma kernels with
+    tiles of 8K elements or more, and about 32 elements of the largest tile
+    per thread otherwise) and records it as `tile.num_warps`. Each tile.mma
+    that tensor cores can compute gets a `#tile.mma_tiling`: the warp grid
+    over its MxN tile (M split while it has more 16-row tiles per warp than
+    N has 16-column tiles; chained mmas, whose result feeds another's A,
+    along M only), the tile each warp computes, and the mma.sync shape
+    (m16n8k16 for f16/bf16, m16n8k8 for tf32, m16n8k32 for int8).
+    `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
+
+    Reductions into loops: a `tile.reduce` along an axis longer than
+    `max-reduce-extent`, whose sources are computed only from full-tile
+    `tile.load`s through elementwise ops (constants and splats allowed) that
+    nothing else uses, becomes an `scf.for` over chunks of `reduce-chunk`
+    along the axis: each iteration loads a chunk (tile index scaled by the
+    number of chunks, same padding), applies the elementwise chain and
+    combines it into a chunk-shaped accumulator with the reduction's
+    combiner; the accumulator, seeded with chunk 0, is reduced once after
+    the loop. Only combiners of elementwise scalar ops are applied this way.
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int", "0",
+           "warps per block (0: the module's tile.num_warps, else chosen)">,
+    Option<"warpTiling", "warp-tiling", "bool", "true",
+           "record tile.num_warps and the warp/instruction tiling of tile.mma">,
+    Option<"maxReduceExtent", "max-reduce-extent", "int64_t", "16384",
+           "reductions along a longer axis become loops (0: never)">,
+    Option<"reduceChunk", "reduce-chunk", "int64_t", "8192",
+           "extent of one chunk of such a loop (a power of two)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 
 //===----------------------------------------------------------------------===//
 // GPU backend (compiler/gpu/)
@@ -30,16 +71,18 @@ def TileMapThreads : Pass<"tile-map-threads", "::mlir::ModuleOp"> {
     to every tensor in the kernel: loads and stores get blocked layouts where
     each thread owns 16-byte runs along the array's contiguous dimension,
     reductions produce slice layouts (so expand_dims + broadcast of their
-    result is free), `tile.mma` accumulates in the mma.sync fragment layout,
-    loop-carried values take their yields' layouts. Cheap values (constants,
-    splats, iota and elementwise chains of them) are recomputed in whatever
-    layout a consumer needs; elsewhere a `tile.convert_layout` is inserted
-    where producer and consumer disagree. Records the warp count as the
-    module attribute `tile.num_warps`.
+    result is free), `tile.mma` accumulates in the mma.sync fragment layout
+    over the warp grid of its `#tile.mma_tiling` (`tile-tiling`; chosen the
+    same way when absent), loop-carried values take their yields' layouts.
+    Cheap values (constants, splats, iota and elementwise chains of them)
+    are recomputed in whatever layout a consumer needs; elsewhere a
+    `tile.convert_layout` is inserted where producer and consumer disagree.
+    Records the warp count as the module attribute `tile.num_warps`.
   }];
   let options = [
     Option<"numWarps", "num-warps", "int", "0",
-           "warps per block (0: 4, or 8 for tiles of 8K elements or more)">
+           "warps per block (0: the module's tile.num_warps, else chosen as "
+           "tile-tiling does)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -87,9 +87,9 @@ struct FuseMmaEpilogue : RewritePattern {
       auto mma = op->getOperand(side).getDefiningOp<MmaOp>();
       if (!mma || !mma->hasOneUse() || !isZeroTile(mma.getAcc()))
         continue;
-      rewriter.replaceOpWithNewOp<MmaOp>(op, mma.getA(), mma.getB(),
-                                         op->getOperand(1 - side),
-                                         mma.getAllowTf32());
+      rewriter.replaceOpWithNewOp<MmaOp>(
+          op, mma.getA(), mma.getB(), op->getOperand(1 - side),
+          mma.getAllowTf32(), mma.getTilingAttr());
       return success();
     }
     return rewriter.notifyMatchFailure(op, "no single-use zero-acc mma");

@@ -62,6 +62,8 @@ ArrayRef<StringRef> tile::getHostStageNames() {
 }
 
 static void buildHostConversion(OpPassManager &pm) {
+  // Large reductions into loops; warps mean nothing here.
+  tile::buildTilingPipeline(pm, /*gpu=*/false);
   pm.addPass(tile::createConvertTileToHost());
   pm.addPass(createCanonicalizerPass());
   OpPassManager &fpm = pm.nest<func::FuncOp>();

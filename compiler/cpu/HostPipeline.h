@@ -13,7 +13,8 @@ namespace mlir::tile {
 
 /// The stages of the host lowering that follow the tile-level passes, in
 /// order; each is recorded in the compiled kernel's asm under its name.
-///  - "host": convert-tile-to-host, elementwise ops to linalg, fusion;
+///  - "host": tile-tiling (large reductions into loops; no warp tiling),
+///    convert-tile-to-host, elementwise ops to linalg, fusion;
 ///  - "bufferized": one-shot bufferization, deallocation, matmul kernels;
 ///  - "llvm": loops, then the LLVM dialect.
 ArrayRef<StringRef> getHostStageNames();

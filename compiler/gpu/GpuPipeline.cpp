@@ -36,6 +36,7 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
 }
 
 void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps) {
+  buildTilingPipeline(pm, /*gpu=*/true, numWarps);
   TileMapThreadsOptions mapOptions;
   mapOptions.numWarps = numWarps;
   pm.addPass(createTileMapThreads(mapOptions));
@@ -98,7 +99,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     return mlir::failure();
   }
   bin.kernelName = getKernelName(module);
-  if (failed(runTileLevelPasses(module, opts, bin.stages, failure)))
+  if (failed(runTileLevelPasses(module, opts, bin.stages, failure)) ||
+      failed(runTilingStage(module, opts, bin.stages, failure)))
     return mlir::failure();
 
   PassManager mapPm(ctx);

@@ -5,8 +5,8 @@
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::tile {
-/// tile-map-threads, convert-tile-to-gpu and cleanups: tile IR to gpu.func
-/// kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
+/// tile-tiling, tile-map-threads, convert-tile-to-gpu and cleanups: tile IR
+/// to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
 void buildTileToGpuPipeline(OpPassManager &pm, int numWarps);
 /// The gpu.module down to the LLVM and NVVM dialects only (translatable).
 void buildGpuToNVVMPipeline(OpPassManager &pm);

@@ -245,40 +245,17 @@ mlir::tile::getDefaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 MmaLayoutAttr mlir::tile::getMmaLayout(MLIRContext *ctx,
                                        ArrayRef<int64_t> shape, int numWarps,
                                        bool rowsOnly) {
-  // Triton's warpsPerTileV2: split M while it has more 16-row tiles per warp
-  // than N has 16-column tiles (or, for chained mmas, as far as M allows).
-  unsigned wm = 1, wn = 1;
-  while (rowsOnly && static_cast<int>(wm) < numWarps && wm < shape[0] / 16)
-    wm *= 2;
-  while (static_cast<int>(wm * wn) < numWarps) {
-    if (shape[0] / 16 / wm >= shape[1] / 16 / wn) {
-      if (wm < shape[0] / 16)
-        wm *= 2;
-      else
-        wn *= 2;
-    } else {
-      wn *= 2;
-    }
-  }
-  return MmaLayoutAttr::get(ctx, 2, {wm, wn});
+  SmallVector<int64_t> warps = chooseMmaWarps(shape, numWarps, rowsOnly);
+  return MmaLayoutAttr::get(ctx, 2, llvm::to_vector_of<unsigned>(warps));
 }
 
 MmaKind mlir::tile::getMmaKind(MmaOp op) {
-  auto a = cast<RankedTensorType>(op.getA().getType());
-  auto c = cast<RankedTensorType>(op.getAcc().getType());
-  if (a.getRank() != 2)
+  if (op.getTensorCoreShape().empty())
     return MmaKind::Fma;
-  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = c.getDimSize(1);
-  Type in = a.getElementType(), acc = c.getElementType();
-  if (m % 16 || n % 8)
-    return MmaKind::Fma;
-  if (in.isF16() && (acc.isF32() || acc.isF16()) && k % 16 == 0)
+  Type in = cast<RankedTensorType>(op.getA().getType()).getElementType();
+  if (in.isF16())
     return MmaKind::F16;
-  if (in.isBF16() && acc.isF32() && k % 16 == 0)
+  if (in.isBF16())
     return MmaKind::BF16;
-  if (in.isF32() && acc.isF32() && op.getAllowTf32() && k % 8 == 0)
-    return MmaKind::TF32;
-  if (in.isInteger(8) && acc.isInteger(32) && k % 32 == 0)
-    return MmaKind::I8;
-  return MmaKind::Fma;
+  return in.isF32() ? MmaKind::TF32 : MmaKind::I8;
 }

@@ -12,6 +12,7 @@
 #ifndef TILE_COMPILER_GPU_LINEARLAYOUT_H
 #define TILE_COMPILER_GPU_LINEARLAYOUT_H
 
+#include "compiler/TileTiling.h"
 #include "dialects/tile/TileDialect.h"
 
 namespace mlir::tile {
@@ -76,9 +77,6 @@ MmaLayoutAttr getMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// How a tile.mma is computed on the GPU.
 enum class MmaKind { Fma, F16, BF16, TF32, I8 };
 MmaKind getMmaKind(MmaOp op);
-
-/// The module attribute holding the warps per block.
-constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 
 } // namespace mlir::tile
 

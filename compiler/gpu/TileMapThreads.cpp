@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
+#include "compiler/TileTiling.h"
 #include "compiler/gpu/LinearLayout.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 
@@ -34,13 +35,7 @@ RankedTensorType getTensorType(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
 }
 
-bool isElementwise(Operation *op) {
-  if (op->getNumResults() != 1 || !getTensorType(op->getResult(0)))
-    return false;
-  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
-    return false;
-  return op->hasTrait<OpTrait::Elementwise>() || isa<arith::SelectOp>(op);
-}
+bool isElementwise(Operation *op) { return isElementwiseTileOp(op); }
 
 class LayoutAssigner {
 public:
@@ -48,15 +43,9 @@ public:
       : ctx(ctx), numWarps(numWarps) {
     // Chained mmas (one's result feeds the other's A, as P = softmax(Q K^T)
     // feeds P V): warps split M only, so that the A operand is already in
-    // each warp's registers and row reductions stay inside a warp.
-    func.walk([&](MmaOp mma) {
-      if (getMmaKind(mma) == MmaKind::Fma)
-        return;
-      if (MmaOp producer = producingMma(mma.getA(), 0)) {
-        chained.insert(mma);
-        chained.insert(producer);
-      }
-    });
+    // each warp's registers and row reductions stay inside a warp. Only for
+    // mmas tile-tiling has not tiled.
+    chained = findChainedMmas(func);
     // Tiles of a shape that some reduction reduces: keep warps off that axis.
     func.walk([&](ReduceOp reduce) {
       auto type = getTensorType(reduce.getSrcs()[0]);
@@ -80,23 +69,6 @@ private:
   DenseMap<std::pair<Value, Attribute>, Value> clones;
   std::map<SmallVector<int64_t>, int> reducedAxis;
   DenseSet<Operation *> chained;
-
-  /// The tensor-core mma whose result `v` is computed from elementwise.
-  static MmaOp producingMma(Value v, int depth) {
-    Operation *def = v.getDefiningOp();
-    if (!def || depth > 16)
-      return {};
-    if (auto mma = dyn_cast<MmaOp>(def))
-      return getMmaKind(mma) == MmaKind::Fma ? MmaOp() : mma;
-    if (!isElementwise(def) && !isa<ConvertLayoutOp>(def))
-      return {};
-    for (Value o : def->getOperands())
-      if (getTensorType(o) &&
-          getTensorType(o).getShape() == getTensorType(v).getShape())
-        if (MmaOp mma = producingMma(o, depth + 1))
-          return mma;
-    return {};
-  }
 
   bool isRemat(Value v);
   Attribute get(Value v) { return layouts.lookup(v); }
@@ -230,6 +202,11 @@ void LayoutAssigner::visit(Operation *op) {
     return set(result, defaultLayout(type, contig));
   }
   if (auto mma = dyn_cast<MmaOp>(op)) {
+    // The warp grid tile-tiling chose, else the same choice made here.
+    if (MmaTilingAttr tiling = mma.getTilingAttr())
+      return set(result,
+                 MmaLayoutAttr::get(
+                     ctx, 2, llvm::to_vector_of<unsigned>(tiling.getWarps())));
     if (getMmaKind(mma) != MmaKind::Fma)
       return set(result, getMmaLayout(ctx, type.getShape(), numWarps,
                                       chained.contains(mma)));
@@ -555,40 +532,32 @@ private:
   }
 };
 
-int64_t maxTileElements(func::FuncOp func) {
-  int64_t most = 0;
-  func.walk([&](Operation *op) {
-    for (Value r : op->getResults())
-      if (auto t = getTensorType(r))
-        most = std::max(most, t.getNumElements());
-  });
-  return most;
-}
-
 struct TileMapThreadsPass : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
   using TileMapThreadsBase::TileMapThreadsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The option, else what tile-tiling recorded, else its choice.
     int warps = numWarps;
     if (warps <= 0) {
-      int64_t most = 0;
-      bool hasMma = false;
-      module.walk(
-          [&](func::FuncOp f) { most = std::max(most, maxTileElements(f)); });
-      module.walk([&](MmaOp) { hasMma = true; });
-      if (hasMma) {
-        warps = most >= 8192 ? 8 : 4;
-      } else {
-        // Memory-bound kernels: about 32 elements of the largest tile per
-        // thread keeps rows of 8K-32K elements in registers without spills.
-        warps = int(std::clamp<int64_t>(llvm::PowerOf2Ceil(most / 1024), 4, 16));
-      }
+      auto recorded = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+      warps = recorded ? int(recorded.getInt()) : chooseNumWarps(module);
     }
     if (!llvm::isPowerOf2_32(warps) || warps > 32) {
       module.emitError() << "num_warps must be a power of two <= 32, got "
                          << warps;
       return signalPassFailure();
     }
+    WalkResult tiled = module.walk([&](MmaOp mma) {
+      MmaTilingAttr tiling = mma.getTilingAttr();
+      if (!tiling || tiling.getWarps()[0] * tiling.getWarps()[1] == warps)
+        return WalkResult::advance();
+      mma.emitOpError() << "was tiled for "
+                        << tiling.getWarps()[0] * tiling.getWarps()[1]
+                        << " warps, but num_warps is " << warps;
+      return WalkResult::interrupt();
+    });
+    if (tiled.wasInterrupted())
+      return signalPassFailure();
     module->setAttr(
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));

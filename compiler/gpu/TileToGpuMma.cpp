@@ -98,7 +98,9 @@ struct MmaPattern : StatefulPattern<MmaOp> {
             n = bType.getDimSize(1);
     Type inType = aType.getElementType();
     int64_t eb = storageBytes(inType);
-    int64_t kStep = kind == MmaKind::TF32 ? 8 : kind == MmaKind::I8 ? 32 : 16;
+    // The instruction shape tile-tiling recorded, else the types' own.
+    MmaTilingAttr tiling = op.getTilingAttr();
+    int64_t kStep = tiling ? tiling.getInstr()[2] : op.getTensorCoreShape()[2];
     NVVM::MMATypes ptxType = kind == MmaKind::F16    ? NVVM::MMATypes::f16
                              : kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
                              : kind == MmaKind::TF32 ? NVVM::MMATypes::tf32

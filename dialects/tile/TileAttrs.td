@@ -79,4 +79,30 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Tiling decisions: tile-tiling records them, the GPU lowering reads them.
+//===----------------------------------------------------------------------===//
+
+def Tile_MmaTilingAttr : AttrDef<Tile_Dialect, "MmaTiling"> {
+  let mnemonic = "mma_tiling";
+  let summary = "how a tile.mma splits over warps and mma.sync instructions";
+  let description = [{
+    Set by `tile-tiling` on tensor-core `tile.mma` ops: `warps` is the warp
+    grid over the MxN block tile, `warpTile` the MxN elements each warp
+    computes (`max(instr, block / warps)`; warps beyond the block's
+    instruction tiles replicate), `instr` the mma.sync shape (m, n, k):
+    16x8x16 for f16/bf16, 16x8x8 for tf32, 16x8x32 for int8.
+    `tile-map-threads` builds the accumulator's `#tile.mma` layout from
+    `warps` and the lowering steps K by `instr[2]`.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$warps,
+                        ArrayRefParameter<"int64_t">:$warpTile,
+                        ArrayRefParameter<"int64_t">:$instr);
+  let assemblyFormat = [{
+    `<` `{` `warps` `=` `[` $warps `]` `,` `warp_tile` `=` `[` $warpTile `]`
+    `,` `instr` `=` `[` $instr `]` `}` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 #endif // TILE_ATTRS_TD

@@ -35,6 +35,22 @@ BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+MmaTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<int64_t> warps, ArrayRef<int64_t> warpTile,
+                      ArrayRef<int64_t> instr) {
+  if (warps.size() != 2 || warpTile.size() != 2 || instr.size() != 3)
+    return emitError() << "mma tiling needs 2 warps, 2 warp_tile and 3 instr "
+                          "sizes";
+  auto positive = [](int64_t v) { return v > 0; };
+  if (!llvm::all_of(warpTile, positive) || !llvm::all_of(instr, positive))
+    return emitError() << "mma tiling sizes must be positive";
+  if (!llvm::all_of(warps,
+                    [](int64_t w) { return w > 0 && llvm::isPowerOf2_64(w); }))
+    return emitError() << "mma tiling warps must be powers of two";
+  return success();
+}
+
 OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
   if (getSrc().getType() == getType())
     return getSrc();

@@ -281,6 +281,53 @@ LogicalResult MmaOp::verify() {
   if (cs[o] != as[o] || cs[o + 1] != bs[o + 1])
     return emitOpError() << "accumulator " << c << " must be "
                          << as[o] << "x" << bs[o + 1];
+  if (MmaTilingAttr tiling = getTilingAttr())
+    return verifyTiling(tiling);
+  return success();
+}
+
+SmallVector<int64_t> MmaOp::getTensorCoreShape() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto c = cast<RankedTensorType>(getAcc().getType());
+  if (a.getRank() != 2)
+    return {};
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = c.getDimSize(1);
+  Type in = a.getElementType(), acc = c.getElementType();
+  int64_t kStep = 0;
+  if ((in.isF16() && (acc.isF32() || acc.isF16())) ||
+      (in.isBF16() && acc.isF32()))
+    kStep = 16;
+  else if (in.isF32() && acc.isF32() && getAllowTf32())
+    kStep = 8;
+  else if (in.isInteger(8) && acc.isInteger(32))
+    kStep = 32;
+  if (!kStep || m % 16 || n % 8 || k % kStep)
+    return {};
+  return {16, 8, kStep};
+}
+
+LogicalResult MmaOp::verifyTiling(MmaTilingAttr tiling) {
+  SmallVector<int64_t> instr = getTensorCoreShape();
+  if (instr.empty())
+    return emitOpError() << "has a tiling but no tensor-core instruction for "
+                         << getA().getType() << " x " << getB().getType()
+                         << " -> " << getAcc().getType();
+  if (tiling.getInstr() != ArrayRef<int64_t>(instr))
+    return emitOpError() << "tiling instruction shape [" << tiling.getInstr()
+                         << "] is not the mma.sync shape [" << instr
+                         << "] of its element types";
+  auto shape = cast<RankedTensorType>(getAcc().getType()).getShape();
+  for (int d = 0; d < 2; ++d) {
+    int64_t warps = tiling.getWarps()[d], tile = tiling.getWarpTile()[d];
+    if (shape[d] % tile || tile % instr[d])
+      return emitOpError() << "warp tile [" << tiling.getWarpTile()
+                           << "] must divide the block tile [" << shape
+                           << "] and be a multiple of the instruction shape";
+    if (tile != std::max(instr[d], shape[d] / warps))
+      return emitOpError() << "warp tile [" << tiling.getWarpTile()
+                           << "] is not what " << warps << " warps along dim "
+                           << d << " of [" << shape << "] compute";
+  }
   return success();
 }
 

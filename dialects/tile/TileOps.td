@@ -177,12 +177,20 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
     hardware round inputs to tf32), f64 with f64, i8 with i32.
   }];
   let arguments = (ins Tile_Tile:$a, Tile_Tile:$b, Tile_Tile:$acc,
-                   UnitAttr:$allow_tf32);
+                   UnitAttr:$allow_tf32,
+                   OptionalAttr<Tile_MmaTilingAttr>:$tiling);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The mma.sync shape (m, n, k) that computes this op on tensor cores,
+    /// or empty when its types or shapes have none (FMA).
+    SmallVector<int64_t> getTensorCoreShape();
+    /// The checks of a `tiling` against the op's shapes and types.
+    LogicalResult verifyTiling(MmaTilingAttr tiling);
+  }];
 }
 
 def Tile_ReduceOp : Tile_Op<"reduce", [Pure, SameVariadicOperandSize,

@@ -118,7 +118,10 @@ def test_signature_errors(bad):
 def test_detect_stage():
     assert tilec.detect_stage("module {\n  func.func @k(%a: !tile.array<?xf32>)") == \
         ("tile", None)
-    assert tilec.detect_stage("module attributes {tile.num_warps = 4 : i32} {")[0] == "mapped"
+    assert tilec.detect_stage("module attributes {tile.num_warps = 4 : i32} {") == \
+        ("tiled", "sm_90")
+    assert tilec.detect_stage("#blocked = #tile.blocked<{sizePerThread = [4]}>\n"
+                              "module attributes {tile.num_warps = 4 : i32} {")[0] == "mapped"
     assert tilec.detect_stage("gpu.module @m { gpu.func @k() kernel {") == ("gpu", "sm_90")
     assert tilec.detect_stage("gpu.module @m { llvm.func @k() {") == ("nvvm", "sm_90")
     repro = ("// tile reproducer: the input of stage 'gpu' of kernel 'k', which failed.\n"
@@ -182,8 +185,7 @@ def test_stage_a_target_lacks(stage, tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert f"target cpu has no stage '{stage}'" in r.stderr
     assert "the stages of cpu: tile, fused, host, bufferized, llvm, llvm-ir" in r.stderr
-    if stage != "tiled":
-        assert "is a stage of sm_80 and sm_90" in r.stderr
+    assert "is a stage of sm_80 and sm_90" in r.stderr
 
 
 # -- GPU targets (ptxas, no GPU) -----------------------------------------------
@@ -192,6 +194,7 @@ def _gpu_checks(kernel, target):
     return {
         "tile": [f"func.func @{kernel}(", "tile.load"],
         "fused": [f"func.func @{kernel}(", "tile.store"],
+        "tiled": ["tile.num_warps = ", f"func.func @{kernel}("],
         "mapped": ["tile.num_warps = ", "#tile.blocked<{sizePerThread"],
         "gpu": ["gpu.module @", f"gpu.func @{kernel}(", "kernel", "nvvm.read.ptx.sreg.tid.x"],
         "nvvm": [f"llvm.func @{kernel}(", "nvvm.kernel"],
@@ -232,6 +235,32 @@ def test_gpu_single_stages_to_stdout(tmp_path):
     # Without --target, a GPU-only stage picks sm_90.
     ptx = run_tilec(example_args("softmax") + ["--emit", "ptx"], tmp_path).stdout
     assert ".target sm_90" in ptx
+
+
+@needs_gpu_backend
+def test_emit_tiled(tmp_path):
+    # The matmul's mma is tiled over the block's warps into m16n8k16
+    # instructions; mapping then follows it.
+    out = run_tilec(example_args("matmul") + ["--emit", "tiled,mapped"], tmp_path).stdout
+    tiled = out[out.index("stage 'tiled'"):out.index("stage 'mapped'")]
+    mapped = out[out.index("stage 'mapped'"):]
+    assert "tile.num_warps = 4" in tiled and "#blocked" not in tiled
+    assert ("tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [32, 32], "
+            "instr = [16, 8, 16]}>") in tiled
+    assert "#tile.mma<{version = 2, warpsPerCTA = [2, 2]}>" in mapped
+    # A row longer than max-reduce-extent is summed chunk by chunk.
+    src = tmp_path / "rowsum.py"
+    src.write_text(
+        "import tile\n\n"
+        "@tile.kernel\n"
+        "def rowsum(x, out, BLOCK: tile.Constant[int]):\n"
+        "    r = tile.bid(0)\n"
+        "    t = tile.load(x, index=(r, 0), shape=(1, BLOCK))\n"
+        "    tile.store(out, index=(r,), tile=tile.sum(t * t, axis=1))\n")
+    tiled = run_tilec([f"{src}::rowsum", "--args", "f32[8,32768], f32[8]", "-D",
+                       "BLOCK=32768", "--emit", "tiled"], tmp_path).stdout
+    assert "scf.for" in tiled and "tensor<1x8192xf32>" in tiled
+    assert "tensor<1x32768xf32>" not in tiled
 
 
 @needs_gpu_backend
@@ -341,7 +370,8 @@ def test_hand_written_mlir_gpu(tmp_path):
     d = tmp_path / "out"
     run_tilec([str(f), "--emit", "all", "--target", "sm_90", "-o", str(d)], tmp_path)
     assert sorted(os.listdir(d)) == sorted(
-        ["hand_add.tile.mlir", "hand_add.fused.mlir", "hand_add.mapped.mlir",
+        ["hand_add.tile.mlir", "hand_add.fused.mlir", "hand_add.tiled.mlir",
+         "hand_add.mapped.mlir",
          "hand_add.gpu.mlir", "hand_add.nvvm.mlir", "hand_add.llvm.ll",
          "hand_add.ptx.ptx", "hand_add.cubin.cubin"])
     ptx = (d / "hand_add.ptx.ptx").read_text()
@@ -392,7 +422,7 @@ def test_cpu_resumes_from_a_dump(stage, tmp_path):
 
 @needs_gpu_backend
 # ids: a test id "gpu" would read as the gpu marker (conftest.py).
-@pytest.mark.parametrize("stage", ["fused", "mapped", "gpu", "nvvm"],
+@pytest.mark.parametrize("stage", ["fused", "tiled", "mapped", "gpu", "nvvm"],
                          ids=lambda s: f"from_{s}")
 def test_gpu_resumes_from_a_dump(stage, tmp_path):
     d = tmp_path / "dump"
@@ -435,27 +465,28 @@ def erf_kernel(x, out, BLOCK: tile.Constant[int]):
 
 @needs_gpu_backend
 def test_failing_compile_replays_from_its_reproducer(tmp_path, monkeypatch):
-    """num_warps=3 fails thread mapping: the error names the reproducer and the
-    tilec command that replays it, and that command fails the same way."""
+    """num_warps=3 fails tiling (tile-tiling records the warps): the error
+    names the reproducer and the tilec command that replays it, and that
+    command fails the same way."""
     src = tmp_path / "failing.py"
     src.write_text(FAILING)
     r = run_tilec([f"{src}::three_warps", "--args", "f32[4096], f32[4096]", "-D",
                    "BLOCK=1024", "--emit", "ptx", "--target", "sm_90"], tmp_path, ok=False)
     assert r.returncode == 1
     assert f"kernel 'three_warps' at {src}:" in r.stderr
-    assert "compilation failed in stage 'mapped'" in r.stderr
+    assert "compilation failed in stage 'tiled'" in r.stderr
     assert "num_warps must be a power of two" in r.stderr
-    m = re.search(r"reproducer: (tilec (\S+) --emit mapped --target sm_90 --num-warps 3)$",
+    m = re.search(r"reproducer: (tilec (\S+) --emit tiled --target sm_90 --num-warps 3)$",
                   r.stderr, re.M)
     assert m, r.stderr
     replay, repro = m.group(1), m.group(2)
     head = open(repro).read().splitlines()[:2]
-    assert head == ["// tile reproducer: the input of stage 'mapped' of kernel "
+    assert head == ["// tile reproducer: the input of stage 'tiled' of kernel "
                     "'three_warps', which failed.", "// Replay: " + replay]
     cmd = shlex.split(replay.replace("tilec", shlex.quote(TILEC), 1))
     r2 = subprocess.run(cmd, capture_output=True, text=True, env=_env(tmp_path), timeout=300)
     assert r2.returncode == 1
-    assert "compilation failed in stage 'mapped'" in r2.stderr
+    assert "compilation failed in stage 'tiled'" in r2.stderr
     assert "num_warps must be a power of two <= 32, got 3" in r2.stderr
     # The reproducer resumes where it failed: with a valid option it goes on.
     r3 = run_tilec(cmd[1:] + ["--num-warps", "4"], tmp_path)
@@ -500,8 +531,8 @@ def test_tile_compile_error_names_the_replay_command(tmp_path, monkeypatch):
     with pytest.raises(tile.TileCompileError) as e:
         k._native_compile(backend.load(), text, "sm_90")
     err = e.value
-    assert err.stage == "mapped" and os.path.exists(err.reproducer)
-    assert f"tilec {err.reproducer} --emit mapped --target sm_90 --num-warps 3" in str(err)
+    assert err.stage == "tiled" and os.path.exists(err.reproducer)
+    assert f"tilec {err.reproducer} --emit tiled --target sm_90 --num-warps 3" in str(err)
 
 
 # -- TILE_DUMP_DIR ---------------------------------------------------------------
@@ -567,7 +598,7 @@ def test_console_script_declared():
 def test_help_lists_the_stages():
     r = subprocess.run([TILEC, "--list-stages", "--target", "sm_80"], capture_output=True,
                        text=True, timeout=60)
-    assert r.stdout == "tile fused mapped gpu nvvm llvm ptx cubin\n"
+    assert r.stdout == "tile fused tiled mapped gpu nvvm llvm ptx cubin\n"
     r = subprocess.run([TILEC, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     assert "--print-ir-after-all" in r.stdout and "--mlir-print-debuginfo" in r.stdout

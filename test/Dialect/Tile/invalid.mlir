@@ -292,6 +292,46 @@ func.func @mma_unsupported(%a: tensor<16x16xi8>, %c: tensor<16x16xf32>) {
 
 // -----
 
+func.func @mma_tiling_not_dividing(%a: tensor<64x16xf16>, %b: tensor<16x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{warp tile [48, 32] must divide the block tile [64, 64]}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [48, 32], instr = [16, 8, 16]}>} : tensor<64x16xf16>, tensor<16x64xf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_tiling_warps_disagree(%a: tensor<64x16xf16>, %b: tensor<16x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{warp tile [64, 32] is not what 2 warps along dim 0 of [64, 64] compute}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [64, 32], instr = [16, 8, 16]}>} : tensor<64x16xf16>, tensor<16x64xf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_tiling_instr(%a: tensor<64x16xf16>, %b: tensor<16x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{tiling instruction shape [16, 8, 8] is not the mma.sync shape [16, 8, 16] of its element types}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [32, 32], instr = [16, 8, 8]}>} : tensor<64x16xf16>, tensor<16x64xf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_tiling_fma(%a: tensor<64x16xf32>, %b: tensor<16x64xf32>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{has a tiling but no tensor-core instruction}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [32, 32], instr = [16, 8, 8]}>} : tensor<64x16xf32>, tensor<16x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @mma_tiling_warps(%a: tensor<64x16xf16>, %b: tensor<16x64xf16>, %c: tensor<64x64xf32>) {
+  // expected-error @+1 {{mma tiling warps must be powers of two}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [3, 1], warp_tile = [32, 64], instr = [16, 8, 16]}>} : tensor<64x16xf16>, tensor<16x64xf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @mma_batch(%a: tensor<2x16x16xf16>, %b: tensor<4x16x16xf16>, %c: tensor<2x16x16xf32>) {
   // expected-error @+1 {{batch dimensions differ: 2, 4, 2}}
   %0 = tile.mma %a, %b, %c : tensor<2x16x16xf16>, tensor<4x16x16xf16> -> tensor<2x16x16xf32>

@@ -1,0 +1,378 @@
+//===- TileTiling.cpp - block tiles to warp and instruction tiles ---------===//
+//
+// Makes two tiling decisions explicit in tile IR, before any thread layout:
+// (1) how each tensor-core tile.mma splits over the block's warps and into
+// mma.sync instructions (#tile.mma_tiling, with the warp count as the module
+// attribute tile.num_warps), and (2) reductions along an axis longer than
+// `max-reduce-extent` become a loop over chunks of a loaded tile, so the
+// whole row never has to sit in registers.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/TileTiling.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <algorithm>
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILETILING
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static RankedTensorType getTensorType(Value v) {
+  return dyn_cast<RankedTensorType>(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Warp and instruction tiles of tile.mma
+//===----------------------------------------------------------------------===//
+
+bool mlir::tile::isElementwiseTileOp(Operation *op) {
+  if (op->getNumResults() != 1 || !getTensorType(op->getResult(0)))
+    return false;
+  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() || isa<arith::SelectOp>(op);
+}
+
+static int64_t maxTileElements(Operation *root) {
+  int64_t most = 0;
+  root->walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      if (auto t = getTensorType(r))
+        most = std::max(most, t.getNumElements());
+  });
+  return most;
+}
+
+int mlir::tile::chooseNumWarps(ModuleOp module) {
+  int64_t most = 0;
+  module.walk(
+      [&](func::FuncOp f) { most = std::max(most, maxTileElements(f)); });
+  bool hasMma = false;
+  module.walk([&](MmaOp) { hasMma = true; });
+  if (hasMma)
+    return most >= 8192 ? 8 : 4;
+  // Memory-bound kernels: about 32 elements of the largest tile per thread
+  // keeps rows of 8K-32K elements in registers without spills.
+  return int(std::clamp<int64_t>(llvm::PowerOf2Ceil(most / 1024), 4, 16));
+}
+
+static bool isTensorCore(MmaOp mma) {
+  return !mma.getTensorCoreShape().empty();
+}
+
+/// The tensor-core mma whose result `v` is computed from elementwise.
+static MmaOp producingMma(Value v, int depth) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return {};
+  if (auto mma = dyn_cast<MmaOp>(def))
+    return isTensorCore(mma) ? mma : MmaOp();
+  if (!isElementwiseTileOp(def) && !isa<ConvertLayoutOp>(def))
+    return {};
+  for (Value o : def->getOperands())
+    if (getTensorType(o) &&
+        getTensorType(o).getShape() == getTensorType(v).getShape())
+      if (MmaOp mma = producingMma(o, depth + 1))
+        return mma;
+  return {};
+}
+
+llvm::DenseSet<Operation *> mlir::tile::findChainedMmas(Operation *root) {
+  llvm::DenseSet<Operation *> chained;
+  root->walk([&](MmaOp mma) {
+    if (!isTensorCore(mma))
+      return;
+    if (MmaOp producer = producingMma(mma.getA(), 0)) {
+      chained.insert(mma);
+      chained.insert(producer);
+    }
+  });
+  return chained;
+}
+
+SmallVector<int64_t> mlir::tile::chooseMmaWarps(ArrayRef<int64_t> shape,
+                                                int numWarps, bool rowsOnly) {
+  // Split M while it has more 16-row tiles per warp than N has 16-column
+  // tiles (or, for chained mmas, as far as M allows).
+  int64_t wm = 1, wn = 1;
+  while (rowsOnly && wm < numWarps && wm < shape[0] / 16)
+    wm *= 2;
+  while (wm * wn < numWarps) {
+    if (shape[0] / 16 / wm >= shape[1] / 16 / wn) {
+      if (wm < shape[0] / 16)
+        wm *= 2;
+      else
+        wn *= 2;
+    } else {
+      wn *= 2;
+    }
+  }
+  return {wm, wn};
+}
+
+MmaTilingAttr mlir::tile::getMmaTiling(MmaOp op, int numWarps, bool rowsOnly) {
+  SmallVector<int64_t> instr = op.getTensorCoreShape();
+  if (instr.empty())
+    return {};
+  auto shape = cast<RankedTensorType>(op.getType()).getShape();
+  SmallVector<int64_t> warps = chooseMmaWarps(shape, numWarps, rowsOnly);
+  SmallVector<int64_t> warpTile;
+  for (int d = 0; d < 2; ++d)
+    warpTile.push_back(std::max(instr[d], shape[d] / warps[d]));
+  return MmaTilingAttr::get(op.getContext(), warps, warpTile, instr);
+}
+
+//===----------------------------------------------------------------------===//
+// Large reductions into loops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The ops that compute a reduction's sources from loads of the full tile:
+/// loads, splat constants, splats and elementwise ops, in block order.
+struct ReduceChain {
+  SmallVector<Operation *> ops;
+  SmallVector<LoadOp> loads;
+};
+
+/// Constants and splats may have other users: they are recomputed per chunk
+/// and the originals stay for those users.
+bool isCheapLeaf(Operation *op) {
+  if (isa<SplatOp>(op))
+    return true;
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    return dense && dense.isSplat();
+  }
+  return false;
+}
+
+/// Whether the combiner can be applied to whole chunks: elementwise ops on
+/// scalars (and scalar constants), which then run on tensors.
+bool isElementwiseCombiner(ReduceOp reduce) {
+  for (Operation &op : reduce.getCombiner().front().without_terminator()) {
+    if (op.getNumRegions() || !isMemoryEffectFree(&op) ||
+        op.getNumResults() != 1 ||
+        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()))
+      return false;
+    if (!op.hasTrait<OpTrait::Elementwise>() &&
+        !isa<arith::SelectOp, arith::ConstantOp>(op))
+      return false;
+  }
+  return true;
+}
+
+/// Whether nothing between `from` and `to` (same block) may write memory.
+bool noWritesBetween(Operation *from, Operation *to,
+                     const llvm::SetVector<Operation *> &chain) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (chain.contains(op) || isMemoryEffectFree(op))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects || !effects.onlyHasEffect<MemoryEffects::Read>())
+      return false;
+  }
+  return true;
+}
+
+FailureOr<ReduceChain> findChain(ReduceOp reduce) {
+  ArrayRef<int64_t> shape = getTensorType(reduce.getSrcs()[0]).getShape();
+  Block *block = reduce->getBlock();
+  llvm::SetVector<Operation *> chain;
+  SmallVector<Value> worklist(reduce.getSrcs());
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block ||
+        getTensorType(v).getShape() != shape)
+      return failure();
+    if (!chain.insert(def))
+      continue;
+    if (isa<LoadOp>(def) || isCheapLeaf(def))
+      continue;
+    if (!isElementwiseTileOp(def) || !isMemoryEffectFree(def))
+      return failure();
+    for (Value o : def->getOperands())
+      worklist.push_back(o);
+  }
+  ReduceChain result;
+  for (Operation *op : chain) {
+    // A value used outside the chain would still need the whole tile.
+    if (!isCheapLeaf(op) && llvm::any_of(op->getUsers(), [&](Operation *u) {
+          return u != reduce && !chain.contains(u);
+        }))
+      return failure();
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      // The chunks are read where the reduction is: nothing in between may
+      // write what the load reads.
+      if (!noWritesBetween(load, reduce, chain))
+        return failure();
+      result.loads.push_back(load);
+    }
+    result.ops.push_back(op);
+  }
+  if (result.loads.empty())
+    return failure();
+  llvm::sort(result.ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return result;
+}
+
+/// The result of `op` (a clone of a chain op) retyped to `shape`; splat
+/// constants get a value of the new type.
+void retype(Operation *op, ArrayRef<int64_t> shape) {
+  Value r = op->getResult(0);
+  Type elem = getElementTypeOrSelf(r.getType());
+  auto type = RankedTensorType::get(shape, elem);
+  r.setType(type);
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    Attribute value = cst.getValue();
+    if (auto dense = dyn_cast<DenseElementsAttr>(value))
+      value = dense.getSplatValue<Attribute>();
+    cst.setValueAttr(DenseElementsAttr::get(type, value));
+  }
+}
+
+struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
+  using TileTilingBase::TileTilingBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (maxReduceExtent > 0) {
+      if (!llvm::isPowerOf2_64(reduceChunk) || reduceChunk > maxReduceExtent) {
+        module.emitError() << "reduce-chunk must be a power of two <= "
+                              "max-reduce-extent, got "
+                           << reduceChunk;
+        return signalPassFailure();
+      }
+      SmallVector<ReduceOp> reduces;
+      module.walk([&](ReduceOp r) { reduces.push_back(r); });
+      for (ReduceOp reduce : reduces)
+        tileReduction(reduce);
+    }
+    if (warpTiling && failed(tileMmas(module)))
+      signalPassFailure();
+  }
+
+  LogicalResult tileMmas(ModuleOp module) {
+    int warps = numWarps;
+    if (warps <= 0) {
+      auto recorded = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+      warps = recorded ? int(recorded.getInt()) : chooseNumWarps(module);
+    }
+    if (!llvm::isPowerOf2_32(warps) || warps > 32)
+      return module.emitError()
+             << "num_warps must be a power of two <= 32, got " << warps;
+    module->setAttr(
+        kNumWarpsAttr,
+        IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
+    llvm::DenseSet<Operation *> chained = findChainedMmas(module);
+    module.walk([&](MmaOp mma) {
+      // A tiling for this warp count stays (resuming, hand-written IR).
+      if (MmaTilingAttr old = mma.getTilingAttr())
+        if (old.getWarps()[0] * old.getWarps()[1] == warps)
+          return;
+      if (MmaTilingAttr tiling =
+              getMmaTiling(mma, warps, chained.contains(mma)))
+        mma.setTilingAttr(tiling);
+    });
+    return success();
+  }
+
+  /// reduce(chain(load)) along an axis of extent E > max-reduce-extent ->
+  ///   acc = chain(load of chunk 0)
+  ///   for j in 1..E/C: acc = combine(acc, chain(load of chunk j))
+  ///   reduce(acc)
+  /// The chunks cover exactly the loaded block (padding included), so the
+  /// reduction combines the same elements; the first chunk seeds the
+  /// accumulator, so no identity element is needed.
+  void tileReduction(ReduceOp reduce) {
+    auto srcType = getTensorType(reduce.getSrcs()[0]);
+    unsigned axis = reduce.getAxis();
+    int64_t extent = srcType.getDimSize(axis);
+    if (extent <= maxReduceExtent || extent % reduceChunk ||
+        !isElementwiseCombiner(reduce))
+      return;
+    FailureOr<ReduceChain> chain = findChain(reduce);
+    if (failed(chain))
+      return;
+    int64_t chunks = extent / reduceChunk;
+    SmallVector<int64_t> chunkShape(srcType.getShape());
+    chunkShape[axis] = reduceChunk;
+
+    OpBuilder b(reduce);
+    Location loc = reduce.getLoc();
+    auto constI32 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+    };
+    // Each load's tile index along the reduced axis, in chunks.
+    DenseMap<Operation *, std::pair<unsigned, Value>> chunkBase;
+    Value scale = constI32(chunks);
+    for (LoadOp load : chain->loads) {
+      unsigned dim = axis;
+      if (auto order = load.getOrder())
+        dim = (*order)[axis];
+      Value base = arith::MulIOp::create(b, loc, load.getIndices()[dim], scale);
+      chunkBase[load] = {dim, base};
+    }
+    // The chain on chunk `j` (null: chunk 0); returns the reduce's sources.
+    auto emitChunk = [&](OpBuilder &b, Value j) {
+      IRMapping mapping;
+      for (Operation *op : chain->ops) {
+        // The chunk's index goes in front of its load.
+        Value index;
+        if (isa<LoadOp>(op)) {
+          index = chunkBase.lookup(op).second;
+          if (j)
+            index = arith::AddIOp::create(b, loc, index, j);
+        }
+        Operation *clone = b.clone(*op, mapping);
+        retype(clone, chunkShape);
+        if (auto load = dyn_cast<LoadOp>(clone))
+          load.getIndicesMutable()[chunkBase.lookup(op).first].set(index);
+      }
+      SmallVector<Value> srcs;
+      for (Value src : reduce.getSrcs())
+        srcs.push_back(mapping.lookup(src));
+      return srcs;
+    };
+    SmallVector<Value> init = emitChunk(b, Value());
+    auto loop = scf::ForOp::create(
+        b, loc, constI32(1), constI32(chunks), constI32(1), init,
+        [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
+          SmallVector<Value> next = emitChunk(lb, j);
+          Block &combiner = reduce.getCombiner().front();
+          IRMapping mapping;
+          unsigned n = acc.size();
+          for (unsigned i = 0; i < n; ++i) {
+            mapping.map(combiner.getArgument(i), acc[i]);
+            mapping.map(combiner.getArgument(n + i), next[i]);
+          }
+          for (Operation &op : combiner.without_terminator())
+            retype(lb.clone(op, mapping), chunkShape);
+          SmallVector<Value> yields;
+          for (Value y : combiner.getTerminator()->getOperands())
+            yields.push_back(mapping.lookupOrDefault(y));
+          scf::YieldOp::create(lb, loc, yields);
+        });
+    reduce->setOperands(loop.getResults());
+    // The full-tile chain is dead now (cheap leaves may still be used).
+    for (Operation *op : llvm::reverse(chain->ops))
+      if (op->use_empty())
+        op->erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,44 @@
+//===- TileTiling.h - the tiling decisions tile-tiling makes ----*- C++ -*-===//
+//
+// tile-tiling records these decisions in the IR (tile.num_warps, the
+// #tile.mma_tiling of each tensor-core tile.mma); tile-map-threads and the
+// mma lowering read them and fall back to these functions for IR that was
+// not tiled (hand-written tests).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_COMPILER_TILETILING_H
+#define TILE_COMPILER_TILETILING_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::tile {
+
+/// The module attribute holding the warps per block.
+constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
+
+/// An arith/math op on tiles that applies per element (select included).
+bool isElementwiseTileOp(Operation *op);
+
+/// Warps per block for `module`: 4, or 8 for mma kernels with tiles of 8K
+/// elements or more; memory-bound kernels about 32 elements of the largest
+/// tile per thread (4 to 16 warps).
+int chooseNumWarps(ModuleOp module);
+
+/// Tensor-core mmas that feed another's A operand (P = softmax(Q K^T) into
+/// P V), and those fed: their warps split M only.
+llvm::DenseSet<Operation *> findChainedMmas(Operation *root);
+
+/// The warp grid [wm, wn] of an MxN mma accumulator (Triton's
+/// warpsPerTileV2); `rowsOnly` puts the warps along M as far as M allows.
+SmallVector<int64_t> chooseMmaWarps(ArrayRef<int64_t> shape, int numWarps,
+                                    bool rowsOnly);
+
+/// The tiling of a tensor-core mma over `numWarps` warps (null for FMA).
+MmaTilingAttr getMmaTiling(MmaOp op, int numWarps, bool rowsOnly);
+
+} // namespace mlir::tile
+
+#endif
