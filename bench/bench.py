@@ -103,10 +103,7 @@ def run_norms(shapes):
         attempt(p, "triton", lambda: T.layernorm_k[(M,)](X, Y, W, Bv, X.stride(0), N, 1e-5, B=B, num_warps=warps),
                 lambda: close(Y, ref, 2e-2), nbytes=nb)
         Y.fill_(float("nan"))
-        if N > 8192:  # rows longer than registers hold: two passes over chunks
-            run = lambda: K.layernorm_chunked[(M,)](X, W, Bv, Y, 1e-5, BLOCK=8192)  # noqa: E731
-        else:
-            run = lambda: K.layernorm[(tile.cdiv(M, rows_),)](X, W, Bv, Y, 1e-5, ROWS=rows_, BLOCK=block)  # noqa: E731
+        run = lambda: K.layernorm[(tile.cdiv(M, rows_),)](X, W, Bv, Y, 1e-5, ROWS=rows_, BLOCK=block)  # noqa: E731
         attempt(p, "tile", run, lambda: close(Y, ref, 2e-2), nbytes=nb)
         del X, Y
 
@@ -131,7 +128,7 @@ def run_matmul(sizes):
                 A, Bm, C, S, S, S, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0), C.stride(1)),
                 relerr, flops=fl)
             C.fill_(float("nan"))
-            cfg = K.MATMUL_CONFIG
+            cfg = K.matmul_config(S, S)
             attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
                 A, Bm, C, **cfg), relerr, flops=fl)
 

@@ -8,6 +8,17 @@ import tile
 # fastest of bench/sweep_mma.py on the H200 (2026-11-29, 4096^3 f16: 128x128x32
 # on 4 warps 333 TFLOP/s, 128x256x64 on 8 warps 331, 128x256x32 on 8 warps 310).
 MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
+# Small problems need more blocks than 128x128 tiles give (1024^3: 64 blocks
+# for 132 SMs); 64x128x64 on 4 warps was the fastest at 1024 (2026-11-29:
+# 133 TFLOP/s against 90-103 for 128x128).
+SMALL_MATMUL_CONFIG = dict(BM=64, BN=128, BK=64, GROUP=8)
+
+
+def matmul_config(m, n):
+    """The block sizes for an m x n output (as Triton's autotuner would
+    pick per shape, chosen once from bench/sweep_mma.py)."""
+    blocks = -(-m // MATMUL_CONFIG["BM"]) * -(-n // MATMUL_CONFIG["BN"])
+    return MATMUL_CONFIG if blocks >= 4 * 132 else SMALL_MATMUL_CONFIG
 ATTENTION_CONFIG = dict(BM=128, BN=128)
 
 

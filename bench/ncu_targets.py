@@ -34,10 +34,7 @@ def norms():
             T.softmax_k[(M,)](X, Y, X.stride(0), N, B=N, num_warps=warps)
             T.layernorm_k[(M,)](X, Y, W, B, X.stride(0), N, 1e-5, B=N, num_warps=warps)
             K.softmax[(M,)](X, Y, ROWS=1, BLOCK=N)
-            if N > 8192:
-                K.layernorm_chunked[(M,)](X, W, B, Y, 1e-5, BLOCK=8192)
-            else:
-                K.layernorm[(M,)](X, W, B, Y, 1e-5, ROWS=1, BLOCK=N)
+            K.layernorm[(M,)](X, W, B, Y, 1e-5, ROWS=1, BLOCK=N)
         torch.cuda.synchronize()
 
 
