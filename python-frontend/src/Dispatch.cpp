@@ -11,8 +11,8 @@
 //   alignment of pointer and strides, and extents % 16: exactly what the
 //   Python key part holds (interop.py), so equal compact keys mean equal
 //   Python keys;
-// - a Constant contributes its class and its value (compared with ==, as
-//   the Python dict compares keys).
+// - a Constant contributes its class and its value (ints and bools by value,
+//   others by hash and then ==, as the Python dict compares keys).
 //
 // Everything else goes through the Python launcher (`slow`), which is the
 // reference behaviour: a compact key seen for the first time, any argument
@@ -20,7 +20,8 @@
 // extra arguments, anything that raises. `slow` launches and returns the
 // CompiledKernel it used, which is then cached under the compact key; so
 // every error message, every compile and every first launch is the Python
-// path's. kernel.py clears this cache whenever `Kernel.cache` changes.
+// path's. kernel.py clears this cache when an entry of `Kernel.cache` is
+// replaced or removed.
 //
 // Kernel objects stay generic: the launch goes through the CompiledKernel's
 // `_launch(grid3, flat, stream)` (usually `_tile.Kernel.fast_launch`), so
@@ -833,6 +834,10 @@ PyObject *dispatch(DispatcherObject *self, PyObject *grid, PyObject *grid3,
 PyObject *dispatcherVectorcall(PyObject *self, PyObject *const *args,
                                size_t nargsf, PyObject *kwnames) {
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!reinterpret_cast<DispatcherObject *>(self)->impl) {
+    PyErr_SetString(PyExc_RuntimeError, "Dispatcher not initialized");
+    return nullptr;
+  }
   if (nargs < 1) {
     PyErr_SetString(PyExc_TypeError, "Dispatcher(grid, *args, **kwargs)");
     return nullptr;
