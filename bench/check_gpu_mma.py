@@ -68,8 +68,16 @@ def check_matmul(kern, dt, M, N, Kd, BM, BN, BK, tf32=False):
     if dt == torch.int8:
         err = (c.double() - ref).abs().max().item()
         return report(name, err == 0, f"max abs err {err:.3g} (exact)")
-    # float32 accumulation (tf32: 10-bit inputs) of K products of N(0, 1).
-    tol = (5e-3 if tf32 else 1e-4) * math.sqrt(Kd) + 1e-5
+    # float32 accumulation of K products of N(0, 1).
+    tol = 1e-4 * math.sqrt(Kd) + 1e-5
+    if tf32:
+        # tf32 rounds inputs to 10 bits: the bound is what torch's own tf32
+        # matmul misses by on these operands (with 50% headroom), not a guess.
+        allow = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        theirs = (a @ b).double()
+        torch.backends.cuda.matmul.allow_tf32 = allow
+        tol = max(tol, 1.5 * (theirs - ref).abs().max().item())
     err = (c.double() - ref).abs().max().item()
     report(name, err <= tol, f"max abs err {err:.3g} tol {tol:.3g}")
 
