@@ -237,7 +237,11 @@ struct MmaPattern : StatefulPattern<MmaOp> {
       Value v = LLVM::LoadOp::create(
           rewriter, loc, f32,
           elemAddress(rewriter, loc, regionBase, f32, index));
-      return LLVM::BitcastOp::create(rewriter, loc, i32, v);
+      // Rounded to nearest as cuBLAS and Triton do (the tensor core would
+      // otherwise truncate the low 13 bits: twice the error).
+      return NVVM::ConvertFloatToTF32Op::create(
+          rewriter, loc, i32, v, NVVM::FPRoundingMode::RNA,
+          NVVM::SaturationMode::NONE, /*relu=*/false);
     };
 
     auto aFragsAt = [&](int64_t kk) {

@@ -25,6 +25,7 @@
 
 // F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// TF32: cvt.rna.tf32.f32
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // I8: mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
 // FMA32-NOT: mma.sync
