@@ -71,8 +71,9 @@ public:
 
     rt::PackedArgs packed(plan);
     try {
+      // PyTuple_GET_ITEM: a borrowed item, no accessor object per value.
       for (size_t i = 0; i < plan.size(); ++i)
-        pack(packed, i, args[i].ptr());
+        pack(packed, i, PyTuple_GET_ITEM(args.ptr(), Py_ssize_t(i)));
     } catch (const rt::ArgError &e) {
       throw LaunchError{"kernel '" + name + "': " + e.what()};
     }
