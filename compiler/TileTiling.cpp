@@ -353,18 +353,10 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
         b, loc, constI32(1), constI32(chunks), constI32(1), init,
         [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
           SmallVector<Value> next = emitChunk(lb, j);
-          Block &combiner = reduce.getCombiner().front();
-          IRMapping mapping;
-          unsigned n = acc.size();
-          for (unsigned i = 0; i < n; ++i) {
-            mapping.map(combiner.getArgument(i), acc[i]);
-            mapping.map(combiner.getArgument(n + i), next[i]);
-          }
-          for (Operation &op : combiner.without_terminator())
-            retype(lb.clone(op, mapping), chunkShape);
-          SmallVector<Value> yields;
-          for (Value y : combiner.getTerminator()->getOperands())
-            yields.push_back(mapping.lookupOrDefault(y));
+          // The scalar combiner, elementwise on whole chunks.
+          SmallVector<Value> yields =
+              cloneCombiner(lb, reduce.getCombiner(), acc, next,
+                            [&](Operation *op) { retype(op, chunkShape); });
           scf::YieldOp::create(lb, loc, yields);
         });
     reduce->setOperands(loop.getResults());

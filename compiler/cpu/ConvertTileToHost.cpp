@@ -78,23 +78,6 @@ void host::buildLoopNest(
   body(b, loc, ivs);
 }
 
-SmallVector<Value> host::cloneCombiner(OpBuilder &b, Region &combiner,
-                                       ValueRange acc, ValueRange next) {
-  Block &block = combiner.front();
-  IRMapping mapping;
-  unsigned n = acc.size();
-  for (unsigned i = 0; i < n; ++i) {
-    mapping.map(block.getArgument(i), acc[i]);
-    mapping.map(block.getArgument(n + i), next[i]);
-  }
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  SmallVector<Value> results;
-  for (Value v : block.getTerminator()->getOperands())
-    results.push_back(mapping.lookupOrDefault(v));
-  return results;
-}
-
 //===----------------------------------------------------------------------===//
 // Grid arguments
 //===----------------------------------------------------------------------===//

@@ -38,11 +38,6 @@ SmallVector<OpFoldResult> unitStrides(OpBuilder &b, unsigned rank);
 void buildLoopNest(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                    function_ref<void(OpBuilder &, Location, ValueRange)> body);
 
-/// Clones `combiner` (a tile.reduce/scan region taking accumulated values
-/// then new ones) at the builder's insertion point with its arguments bound
-/// to `acc` and `next`; returns the yielded values.
-SmallVector<Value> cloneCombiner(OpBuilder &b, Region &combiner, ValueRange acc,
-                                 ValueRange next);
 
 /// Declares the runtime's __tile_cas_<bits> for each tile.atomic_cas width.
 void declareCasFunctions(ModuleOp module);

@@ -326,20 +326,7 @@ Value mlir::tile::shuffleXor(OpBuilder &b, Location loc, Value v,
 SmallVector<Value> mlir::tile::applyCombiner(OpBuilder &b, Location loc,
                                              Region &combiner, ValueRange acc,
                                              ValueRange next) {
-  Block &block = combiner.front();
-  IRMapping mapping;
-  for (auto [arg, v] :
-       llvm::zip(block.getArguments().take_front(acc.size()), acc))
-    mapping.map(arg, v);
-  for (auto [arg, v] :
-       llvm::zip(block.getArguments().drop_front(acc.size()), next))
-    mapping.map(arg, v);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  SmallVector<Value> out;
-  for (Value y : block.getTerminator()->getOperands())
-    out.push_back(mapping.lookupOrDefault(y));
-  return out;
+  return cloneCombiner(b, combiner, acc, next);
 }
 
 MmaSmemLayout mlir::tile::getMmaSmemLayout(int64_t m, int64_t n, int64_t k,

@@ -33,6 +33,14 @@ constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 /// power of two, at most kMaxTileElements elements. Emits through `emitError`.
 LogicalResult verifyTileShape(function_ref<InFlightDiagnostic()> emitError,
                               ShapedType type, StringRef what);
+
+/// Clones `combiner` (a tile.reduce/scan region taking the accumulated values
+/// then the new ones) at the builder's insertion point with its arguments
+/// bound to `acc` and `next`; `onClone` sees each cloned op. Returns the
+/// yielded values.
+SmallVector<Value>
+cloneCombiner(OpBuilder &b, Region &combiner, ValueRange acc, ValueRange next,
+              function_ref<void(Operation *)> onClone = nullptr);
 } // namespace mlir::tile
 
 #endif // TILE_DIALECT_TILEDIALECT_H

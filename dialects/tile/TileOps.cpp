@@ -2,6 +2,7 @@
 #include "dialects/tile/TileDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
@@ -334,6 +335,25 @@ LogicalResult MmaOp::verifyTiling(MmaTilingAttr tiling) {
 //===----------------------------------------------------------------------===//
 // reduce and scan
 //===----------------------------------------------------------------------===//
+
+SmallVector<Value>
+mlir::tile::cloneCombiner(OpBuilder &b, Region &combiner, ValueRange acc,
+                          ValueRange next,
+                          function_ref<void(Operation *)> onClone) {
+  Block &block = combiner.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments().take_front(acc.size()), acc);
+  mapping.map(block.getArguments().drop_front(acc.size()), next);
+  for (Operation &op : block.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (onClone)
+      onClone(clone);
+  }
+  SmallVector<Value> results;
+  for (Value v : block.getTerminator()->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  return results;
+}
 
 static LogicalResult verifyAxisOf(Operation *op, ValueRange srcs,
                                   int32_t axis) {

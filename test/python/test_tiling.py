@@ -13,16 +13,12 @@ from tilehelp import Device, assert_close
 pytestmark = pytest.mark.numerics
 
 BLOCK = 32768  # 4 chunks of 8192
+RNG = np.random.default_rng(4321)
 
 
 @pytest.fixture(scope="module")
 def dev():
     return Device()
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(4321)
 
 
 @tile.kernel
@@ -45,9 +41,9 @@ def row_max_sumsq(x, mx, sq, BLOCK: tile.Constant[int]):
 
 
 @pytest.mark.parametrize("n", [BLOCK, 30001])
-def test_long_row_sum(dev, rng, n):
+def test_long_row_sum(dev, n):
     rows = 3
-    x = rng.standard_normal((rows, n)).astype(np.float32)
+    x = RNG.standard_normal((rows, n)).astype(np.float32)
     out = dev.poisoned(rows, np.float32)
     row_sum[(rows,)](dev.put(x), out, BLOCK=BLOCK)
     assert_close(dev.get(out), x.astype(np.float64).sum(axis=1), rtol=1e-4, atol=1e-3)
@@ -66,9 +62,9 @@ def test_long_row_is_reduced_in_a_loop(dev):
     assert "32768" not in tiled  # no tile of the whole row is left
 
 
-def test_long_row_max_and_sum_of_squares(dev, rng):
+def test_long_row_max_and_sum_of_squares(dev):
     rows, n = 2, 20000
-    x = (rng.standard_normal((rows, n)) - 3.0).astype(np.float16)  # all < 0: -inf pads matter
+    x = (RNG.standard_normal((rows, n)) - 3.0).astype(np.float16)  # all < 0: -inf pads matter
     mx, sq = dev.poisoned(rows, np.float32), dev.poisoned(rows, np.float32)
     row_max_sumsq[(rows,)](dev.put(x), mx, sq, BLOCK=BLOCK)
     x64 = x.astype(np.float64)
