@@ -31,6 +31,22 @@ def _have_ptxas():
     return os.access(path, os.X_OK) or shutil.which("ptxas") is not None
 
 
+def _run_on_fake_driver(script, tmp_path, drop=()):
+    """Runs `script` (given the fake's path) in a new process on the fake
+    driver; its last stdout line as JSON."""
+    fake = _fake_cuda()
+    env = dict(os.environ, TILE_LIBCUDA=fake, TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    for name in drop:
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", script, fake],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 pytestmark = [
     pytest.mark.numerics,
     pytest.mark.skipif(_fake_cuda() is None,
@@ -92,15 +108,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_launch_through_fake_driver(tmp_path):
-    fake = _fake_cuda()
-    env = dict(os.environ, TILE_LIBCUDA=fake, TILE_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, fake],
-                          capture_output=True, text=True, timeout=600, env=env)
-    if "built without the GPU backend" in proc.stderr:
-        pytest.skip("this _tile has no GPU backend")
-    assert proc.returncode == 0, proc.stderr
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r = _run_on_fake_driver(SCRIPT, tmp_path)
 
     assert r["devices"] == 2
     assert r["launches"] == 1 and r["loads"] == 1
@@ -183,17 +191,7 @@ def test_kernel_launch_through_the_dispatcher_and_fake_driver(tmp_path):
     """kernel[grid](...) with device arrays, end to end on the fake driver:
     the flat parameters the driver gets, after cached calls, a changed
     stride, a changed dtype, a stream override and a driver error."""
-    fake = _fake_cuda()
-    env = dict(os.environ, TILE_LIBCUDA=fake, TILE_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    env.pop("TILE_BACKEND", None)
-    env.pop("TILE_LAUNCHER", None)
-    proc = subprocess.run([sys.executable, "-c", DISPATCH_SCRIPT, fake],
-                          capture_output=True, text=True, timeout=600, env=env)
-    if "built without the GPU backend" in proc.stderr:
-        pytest.skip("this _tile has no GPU backend")
-    assert proc.returncode == 0, proc.stderr
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r = _run_on_fake_driver(DISPATCH_SCRIPT, tmp_path, drop=("TILE_BACKEND", "TILE_LAUNCHER"))
     first, strided, half, other_stream, default_stream, error = r["records"]
     assert first["launches"] == 3 and first["grid"] == [4, 1, 1]
     assert first["compiles"] == 1 and first["stream"] == 0
