@@ -302,8 +302,9 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     auto srcType = getTensorType(reduce.getSrcs()[0]);
     unsigned axis = reduce.getAxis();
     int64_t extent = srcType.getDimSize(axis);
+    // Layouts (mapped IR) would have to be chosen again for the chunks.
     if (extent <= maxReduceExtent || extent % reduceChunk ||
-        !isElementwiseCombiner(reduce))
+        srcType.getEncoding() || !isElementwiseCombiner(reduce))
       return;
     FailureOr<ReduceChain> chain = findChain(reduce);
     if (failed(chain))

@@ -167,3 +167,22 @@ func.func @defaults(%x: !A, %i: i32) -> (tensor<1xf32>, tensor<1xf32>) {
   }
   return %r, %r2 : tensor<1xf32>, tensor<1xf32>
 }
+
+// -----
+
+!A = !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>
+#blocked = #tile.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+
+// Mapped IR (tiles with layouts) is left alone.
+// CHECK-LABEL: func.func @mapped
+// CHECK-NOT: scf.for
+// CHECK: tile.reduce(%{{.*}}) axis = 1 : (tensor<1x256xf32, #blocked>)
+func.func @mapped(%x: !A, %i: i32) -> tensor<1xf32, #tile.slice<{dim = 1, parent = #blocked}>> {
+  %t = tile.load %x[%i, %i] : !A -> tensor<1x256xf32, #blocked>
+  %r = tile.reduce(%t) axis = 1 : (tensor<1x256xf32, #blocked>) -> tensor<1xf32, #tile.slice<{dim = 1, parent = #blocked}>> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    tile.yield %s : f32
+  }
+  return %r : tensor<1xf32, #tile.slice<{dim = 1, parent = #blocked}>>
+}
