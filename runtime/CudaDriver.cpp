@@ -177,6 +177,15 @@ ScopedContext::ScopedContext(CudaDriver &driver, CUcontext ctx)
   }
 }
 
+ScopedContext::ScopedContext(CudaDriver &driver, CUcontext ctx,
+                             CUcontext current)
+    : driver(driver), previous(current) {
+  if (previous != ctx) {
+    driver.check(driver.api().cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    switched = true;
+  }
+}
+
 ScopedContext::~ScopedContext() {
   if (switched)
     driver.api().cuCtxSetCurrent(previous);

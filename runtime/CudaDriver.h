@@ -104,6 +104,8 @@ private:
 class ScopedContext {
 public:
   ScopedContext(CudaDriver &driver, cu::CUcontext ctx);
+  /// When the caller has just read the current context (`current`).
+  ScopedContext(CudaDriver &driver, cu::CUcontext ctx, cu::CUcontext current);
   ~ScopedContext();
 
 private:

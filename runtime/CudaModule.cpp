@@ -66,10 +66,16 @@ void CudaModule::launch(const LaunchConfig &config, CUstream stream,
                         void **params) {
   if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0)
     return; // an empty grid launches nothing, as in Triton
-  CUcontext ctx = driver.contextForStream(stream);
-  CUfunction fn = function(ctx);
-  ScopedContext scope(driver, ctx);
+  // One query of the current context serves both the default streams'
+  // context and the switch below (launches are the hot path).
   const CudaApiTable &cu = driver.api();
+  CUcontext current = nullptr;
+  driver.check(cu.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  CUcontext ctx = !isSpecialStream(stream) ? driver.contextForStream(stream)
+                  : current               ? current
+                                          : driver.primaryContext(0);
+  CUfunction fn = function(ctx);
+  ScopedContext scope(driver, ctx, current);
   CUresult r = cu.cuLaunchKernel(
       fn, config.grid[0], config.grid[1], config.grid[2], config.block[0],
       config.block[1], config.block[2], config.sharedMem, stream, params,

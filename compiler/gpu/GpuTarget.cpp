@@ -58,6 +58,9 @@ static void initNVPTX() {
     // f32 division is div.full (within 2 ulp, full range), as Triton's `/`:
     // the IEEE div.rn sequence made a 32768-wide softmax instruction-bound.
     setBackendOption("nvptx-prec-divf32", "1");
+    // 32-bit shared-memory pointers, as Triton's: a matmul's cp.async and
+    // ldmatrix addressing takes half the integer instructions.
+    setBackendOption("nvptx-short-ptr", "true");
     if (llvm::sys::Process::GetEnv("TILE_NVPTX_SCHED").value_or("") ==
         "source")
       return;
