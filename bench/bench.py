@@ -155,25 +155,38 @@ def run_attention(shapes):
 
 
 def run_launch_overhead():
+    # Host time per call of a tiny launch, back to back. The VM's speed drifts
+    # within a run, so the implementations take turns (7 rounds of 2000 calls)
+    # and each keeps its best round: the same rule for all three.
     x = torch.randn(1024, device="cuda")
     y = torch.randn(1024, device="cuda")
     o = torch.empty_like(x)
     impls = [("torch", lambda: torch.add(x, y, out=o)),
              ("triton", lambda: T.vadd_k[(1,)](x, y, o, 1024, B=1024)),
              ("tile", lambda: K.vadd[(1,)](x, y, o, BLOCK=1024))]
+    best, errors = {}, {}
     for name, fn in impls:
         try:
             for _ in range(100):
                 fn()
-            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            errors[name] = str(e)[:300]
+    torch.cuda.synchronize()
+    for _ in range(7):
+        for name, fn in impls:
+            if name in errors:
+                continue
             t = time.perf_counter()
-            for _ in range(5000):
+            for _ in range(2000):
                 fn()
             torch.cuda.synchronize()
-            us = (time.perf_counter() - t) / 5000 * 1e6
-            rows.append({"problem": "launch_overhead", "impl": name, "us_per_call": us})
-        except Exception as e:  # noqa: BLE001
-            rows.append({"problem": "launch_overhead", "impl": name, "error": str(e)[:300]})
+            us = (time.perf_counter() - t) / 2000 * 1e6
+            best[name] = min(us, best.get(name, us))
+    for name, _ in impls:
+        if name in errors:
+            rows.append({"problem": "launch_overhead", "impl": name, "error": errors[name]})
+        else:
+            rows.append({"problem": "launch_overhead", "impl": name, "us_per_call": best[name]})
         print(json.dumps(rows[-1]), flush=True)
 
 
