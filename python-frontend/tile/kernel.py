@@ -225,7 +225,7 @@ class Kernel:
         self.backend = backend
         self.cache = _Specializations()  # specialization key -> CompiledKernel
         self.compile_count = 0   # traces+compiles done (tests check reuse)
-        self._fast = None        # the Python launcher (grid, *args, **kwargs)
+        self._fast = None        # the Python launcher, without a dispatcher
         self._binder = None      # grid -> kernel[grid]
         self._dispatcher = None  # _tile.Dispatcher, when used
         self._backend_name = None
@@ -389,11 +389,11 @@ class Kernel:
         """Sets up the per-call path; returns `grid -> kernel[grid]`."""
         backend = self._resolve_backend()
         handlers = interop.handlers(backend)
-        self._fast = _make_launcher(self, handlers)
         self._dispatcher = _make_dispatcher(self, handlers)
         if self._dispatcher is not None:
             self._binder = self._dispatcher.bind
-        else:
+        else:  # (a dispatcher holds the Python launcher it falls back to)
+            self._fast = _make_launcher(self, handlers)
             self._binder = _partial(_partial, self._fast)
         return self._binder
 
