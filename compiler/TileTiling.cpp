@@ -67,6 +67,18 @@ int mlir::tile::chooseNumWarps(ModuleOp module) {
   return int(std::clamp<int64_t>(llvm::PowerOf2Ceil(most / 1024), 4, 16));
 }
 
+FailureOr<int> mlir::tile::resolveNumWarps(ModuleOp module, int option) {
+  int warps = option;
+  if (warps <= 0) {
+    auto recorded = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+    warps = recorded ? int(recorded.getInt()) : chooseNumWarps(module);
+  }
+  if (!llvm::isPowerOf2_32(warps) || warps > 32)
+    return module.emitError()
+           << "num_warps must be a power of two <= 32, got " << warps;
+  return warps;
+}
+
 static bool isTensorCore(MmaOp mma) {
   return !mma.getTensorCoreShape().empty();
 }
@@ -267,14 +279,10 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
   }
 
   LogicalResult tileMmas(ModuleOp module) {
-    int warps = numWarps;
-    if (warps <= 0) {
-      auto recorded = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
-      warps = recorded ? int(recorded.getInt()) : chooseNumWarps(module);
-    }
-    if (!llvm::isPowerOf2_32(warps) || warps > 32)
-      return module.emitError()
-             << "num_warps must be a power of two <= 32, got " << warps;
+    FailureOr<int> resolved = resolveNumWarps(module, numWarps);
+    if (failed(resolved))
+      return failure();
+    int warps = *resolved;
     module->setAttr(
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));

@@ -27,6 +27,11 @@ bool isElementwiseTileOp(Operation *op);
 /// tile per thread (4 to 16 warps).
 int chooseNumWarps(ModuleOp module);
 
+/// The warps per block a pass uses: `option` when positive, else the
+/// module's tile.num_warps, else chooseNumWarps. Fails (with an error on the
+/// module) unless it is a power of two <= 32.
+FailureOr<int> resolveNumWarps(ModuleOp module, int option);
+
 /// Tensor-core mmas that feed another's A operand (P = softmax(Q K^T) into
 /// P V), and those fed: their warps split M only.
 llvm::DenseSet<Operation *> findChainedMmas(Operation *root);

@@ -537,16 +537,10 @@ struct TileMapThreadsPass : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The option, else what tile-tiling recorded, else its choice.
-    int warps = numWarps;
-    if (warps <= 0) {
-      auto recorded = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
-      warps = recorded ? int(recorded.getInt()) : chooseNumWarps(module);
-    }
-    if (!llvm::isPowerOf2_32(warps) || warps > 32) {
-      module.emitError() << "num_warps must be a power of two <= 32, got "
-                         << warps;
+    FailureOr<int> resolved = resolveNumWarps(module, numWarps);
+    if (failed(resolved))
       return signalPassFailure();
-    }
+    int warps = *resolved;
     WalkResult tiled = module.walk([&](MmaOp mma) {
       MmaTilingAttr tiling = mma.getTilingAttr();
       if (!tiling || tiling.getWarps()[0] * tiling.getWarps()[1] == warps)
