@@ -35,8 +35,6 @@ RankedTensorType getTensorType(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
 }
 
-bool isElementwise(Operation *op) { return isElementwiseTileOp(op); }
-
 class LayoutAssigner {
 public:
   LayoutAssigner(MLIRContext *ctx, int numWarps, func::FuncOp func)
@@ -125,7 +123,7 @@ bool LayoutAssigner::isRemat(Value v) {
     result = dense && dense.isSplat();
   } else if (isa<SplatOp, IotaOp>(def)) {
     result = true;
-  } else if (isElementwise(def) || isa<BroadcastOp, ExpandDimsOp>(def)) {
+  } else if (isElementwiseTileOp(def) || isa<BroadcastOp, ExpandDimsOp>(def)) {
     result = isMemoryEffectFree(def) &&
              llvm::all_of(def->getOperands(), [&](Value o) {
                return !getTensorType(o) || isRemat(o);
@@ -249,7 +247,7 @@ void LayoutAssigner::visit(Operation *op) {
           return set(result, l);
     return set(result, defaultLayout(type));
   }
-  if (isElementwise(op)) {
+  if (isElementwiseTileOp(op)) {
     for (Value operand : op->getOperands())
       if (getTensorType(operand) &&
           getTensorType(operand).getShape() == type.getShape())
@@ -308,7 +306,7 @@ Attribute LayoutAssigner::requiredOperandLayout(Operation *op, unsigned idx) {
   auto resultLayout = [&]() -> Attribute {
     return cast<RankedTensorType>(op->getResult(0).getType()).getEncoding();
   };
-  if (isElementwise(op) || isa<BroadcastOp>(op))
+  if (isElementwiseTileOp(op) || isa<BroadcastOp>(op))
     return resultLayout();
   if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
     Attribute want =
@@ -498,7 +496,7 @@ private:
                        depth + 1);
     if (auto bcast = dyn_cast<BroadcastOp>(def))
       return canRetype(bcast.getSrc(), layout, depth + 1);
-    if (isElementwise(def) && isMemoryEffectFree(def))
+    if (isElementwiseTileOp(def) && isMemoryEffectFree(def))
       return llvm::all_of(def->getOperands(), [&](Value o) {
         return !getTensorType(o) || canRetype(o, layout, depth + 1);
       });
@@ -524,7 +522,7 @@ private:
       retype(expand.getSrc(), sliceOf(layout, expand.getAxis()));
     } else if (auto bcast = dyn_cast<BroadcastOp>(def)) {
       retype(bcast.getSrc(), layout);
-    } else if (isElementwise(def)) {
+    } else if (isElementwiseTileOp(def)) {
       for (Value o : def->getOperands())
         if (getTensorType(o))
           retype(o, layout);
