@@ -379,19 +379,20 @@ class handlers(dict):
 # Argument kinds the dispatcher reads itself; the numbers are Dispatch.cpp's.
 _FAST_INT, _FAST_FLOAT, _FAST_BOOL, _FAST_TORCH, _FAST_NUMPY, _FAST_CAI = range(1, 7)
 
+# handler -> (kind, want): see fast_kind.
+_FAST_KINDS = {_int: (_FAST_INT, 2), _float: (_FAST_FLOAT, 2), _bool: (_FAST_BOOL, 2),
+               _torch_cuda: (_FAST_TORCH, 1), _torch_host: (_FAST_TORCH, 0),
+               _torch_any: (_FAST_TORCH, 2), _numpy_any: (_FAST_NUMPY, 2),
+               _cai_any: (_FAST_CAI, 2)}
+
 
 def fast_kind(h):
     """For the dispatcher of one backend's handlers `h`: x -> (kind, want),
     the kind of argument the handler of type(x) reads (0: leave x to the
     Python path) and, for torch tensors, whether is_cuda must be true (1),
     false (0) or either (2). Asked once per type."""
-    kinds = {_int: (_FAST_INT, 2), _float: (_FAST_FLOAT, 2), _bool: (_FAST_BOOL, 2),
-             _torch_cuda: (_FAST_TORCH, 1), _torch_host: (_FAST_TORCH, 0),
-             _torch_any: (_FAST_TORCH, 2), _numpy_any: (_FAST_NUMPY, 2),
-             _cai_any: (_FAST_CAI, 2)}
-
     def kind(x):
-        return kinds.get(h.get(type(x)) or _classify(x, h.backend), (0, 2))
+        return _FAST_KINDS.get(h.get(type(x)) or _classify(x, h.backend), (0, 2))
     return kind
 
 
