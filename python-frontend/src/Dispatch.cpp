@@ -155,6 +155,24 @@ struct Ref {
 
 // -- classification ---------------------------------------------------------
 
+// The memos are swapped out before their references go (as clearEntries
+// does): a DECREF may run code that calls the dispatcher again.
+void clearTypes(Impl &im) {
+  std::vector<TypeInfo> old;
+  old.swap(im.types);
+  for (TypeInfo &t : old)
+    Py_DECREF(t.type);
+}
+
+void clearDTypes(Impl &im) {
+  std::vector<DTypeInfo> old;
+  old.swap(im.dtypes);
+  for (DTypeInfo &d : old) {
+    Py_DECREF(d.src);
+    Py_DECREF(d.tile);
+  }
+}
+
 const TypeInfo *typeInfo(Impl &im, PyObject *v) {
   PyTypeObject *t = Py_TYPE(v);
   for (const TypeInfo &ti : im.types)
@@ -167,11 +185,8 @@ const TypeInfo *typeInfo(Impl &im, PyObject *v) {
   long want = PyLong_AsLong(PyTuple_GET_ITEM(r.p, 1));
   if (PyErr_Occurred())
     return nullptr;
-  if (im.types.size() >= kMaxTypes) {
-    for (TypeInfo &ti : im.types)
-      Py_DECREF(ti.type);
-    im.types.clear();
-  }
+  if (im.types.size() >= kMaxTypes)
+    clearTypes(im);
   Py_INCREF(t);
   im.types.push_back({t, uint64_t(kind), int(want)});
   return &im.types.back();
@@ -197,13 +212,8 @@ const DTypeInfo *dtypeInfo(Impl &im, uint64_t kind, PyObject *dt) {
   DTypeInfo info{dt, nullptr, 0};
   if (!setDType(info, r.p))
     return nullptr;
-  if (im.dtypes.size() >= kMaxDTypes) {
-    for (DTypeInfo &d : im.dtypes) {
-      Py_DECREF(d.src);
-      Py_DECREF(d.tile);
-    }
-    im.dtypes.clear();
-  }
+  if (im.dtypes.size() >= kMaxDTypes)
+    clearDTypes(im);
   Py_INCREF(info.src);
   Py_INCREF(info.tile);
   im.dtypes.push_back(info);
@@ -895,14 +905,8 @@ void releaseImpl(Impl *im) {
   if (!im)
     return;
   clearEntries(*im);
-  for (TypeInfo &t : im->types)
-    Py_DECREF(t.type);
-  im->types.clear();
-  for (DTypeInfo &d : im->dtypes) {
-    Py_DECREF(d.src);
-    Py_DECREF(d.tile);
-  }
-  im->dtypes.clear();
+  clearTypes(*im);
+  clearDTypes(*im);
   Py_CLEAR(im->names);
   Py_CLEAR(im->defaults);
   Py_CLEAR(im->missing);
