@@ -4,13 +4,13 @@ Each is the tuned version of an example: tile shapes chosen for the H200,
 one kernel per problem, no autotuning."""
 import tile
 
-# Block sizes the benchmark (and bench/check_gpu_mma.py) launch with, the
-# fastest of bench/sweep_mma.py on the H200 (2026-11-29, 4096^3 f16: 128x128x32
-# on 4 warps 333 TFLOP/s, 128x256x64 on 8 warps 331, 128x256x32 on 8 warps 310).
-MATMUL_CONFIG = dict(BM=128, BN=128, BK=32, GROUP=8)
-# Small problems need more blocks than 128x128 tiles give (1024^3: 64 blocks
-# for 132 SMs); 64x128x64 on 4 warps was the fastest at 1024 (2026-11-29:
-# 133 TFLOP/s against 90-103 for 128x128).
+# Block sizes the benchmark (and bench/check_gpu_mma.py) launch with. On sm_90
+# these run as wgmma (8 warps for 128-row tiles, chosen by the compiler).
+# Before wgmma (mma.sync, 2026-11-29 sweep, 4096^3 f16): 128x128x32 on 4 warps
+# 333 TFLOP/s, 128x256x64 on 8 warps 331.
+MATMUL_CONFIG = dict(BM=128, BN=256, BK=64, GROUP=8)
+# Small problems need more blocks than 128x256 tiles give (1024^3: 32 blocks
+# for 132 SMs): 64x128x64 (one warpgroup, 128 blocks).
 SMALL_MATMUL_CONFIG = dict(BM=64, BN=128, BK=64, GROUP=8)
 
 
@@ -55,7 +55,7 @@ def layernorm(x, w, b, y, eps, ROWS: tile.Constant[int], BLOCK: tile.Constant[in
     tile.store(y, index=(r, 0), tile=out.astype(y.dtype))
 
 
-@tile.kernel(num_warps=4)
+@tile.kernel
 def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
            BK: tile.Constant[int], GROUP: tile.Constant[int]):
     # Grouped block order: GROUP row-blocks share their B columns in L2.

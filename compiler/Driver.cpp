@@ -267,11 +267,20 @@ void tile::buildTileLevelPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps) {
+void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
+                               bool warpgroupMma) {
   TileTilingOptions options;
   options.warpTiling = gpu;
   options.numWarps = numWarps;
+  options.warpgroupMma = warpgroupMma;
   pm.addPass(createTileTiling(options));
+}
+
+bool tile::usesWarpgroupMma(llvm::StringRef target) {
+  if (llvm::sys::Process::GetEnv("TILE_WGMMA").value_or("1") == "0")
+    return false;
+  // wgmma is sm_90a only: Blackwell (sm_100) dropped it.
+  return target == "sm_90" || target == "sm_90a";
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,
@@ -288,6 +297,7 @@ LogicalResult tile::runTileLevelPasses(ModuleOp module,
 LogicalResult tile::runTilingStage(ModuleOp module, const CompileOptions &opts,
                                    StageList &stages, CompileFailure &failure) {
   PassManager pm(module->getContext());
-  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps);
+  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps,
+                      usesWarpgroupMma(opts.target));
   return runStage(module, pm, "tiled", opts, stages, failure);
 }

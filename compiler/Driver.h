@@ -71,7 +71,12 @@ void buildTileLevelPipeline(OpPassManager &pm);
 
 /// tile-tiling: warp/instruction tiling (and `numWarps`, 0: chosen) only for
 /// GPUs; both backends turn large reductions into loops.
-void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0);
+void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0,
+                         bool warpgroupMma = false);
+
+/// Whether mma loops compile to wgmma for `target`: sm_90 (Hopper), unless
+/// TILE_WGMMA=0 asks for mma.sync.
+bool usesWarpgroupMma(llvm::StringRef target);
 
 /// The GPU stage "tiled" (after "fused"): buildTilingPipeline with the
 /// options' warps. The CPU runs tile-tiling at the start of its "host" stage.

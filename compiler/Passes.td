@@ -26,13 +26,18 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
 
     Warp tiling (`warp-tiling`, GPU): picks the warps per block (the option,
     else the module's `tile.num_warps`, else 4, or 8 for mma kernels with
-    tiles of 8K elements or more, and about 32 elements of the largest tile
+    tiles of 8K elements or more and mmas of 128 rows or more, and about 32 elements of the largest tile
     per thread otherwise) and records it as `tile.num_warps`. Each tile.mma
     that tensor cores can compute gets a `#tile.mma_tiling`: the warp grid
     over its MxN tile (M split while it has more 16-row tiles per warp than
     N has 16-column tiles; chained mmas, whose result feeds another's A,
     along M only), the tile each warp computes, and the mma.sync shape
-    (m16n8k16 for f16/bf16, m16n8k8 for tf32, m16n8k32 for int8).
+    (m16n8k16 for f16/bf16, m16n8k8 for tf32, m16n8k32 for int8). With
+    `warpgroup-mma` (sm_90), an f16/bf16 -> f32 mma of a loop whose A and B
+    are loaded in the loop body gets a warpgroup tiling instead when its
+    shape allows one (warps a multiple of 4 along M, M a multiple of
+    16 x warps, N a multiple of 64 up to 256, K a multiple of 64):
+    `wgmma.mma_async.m64nNk16` from 128-byte swizzled shared memory.
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
 
     Reductions into loops: a `tile.reduce` along an axis longer than
@@ -50,6 +55,8 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
            "warps per block (0: the module's tile.num_warps, else chosen)">,
     Option<"warpTiling", "warp-tiling", "bool", "true",
            "record tile.num_warps and the warp/instruction tiling of tile.mma">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
+           "tile qualifying mma loops for sm_90 wgmma (instr [64, N, 16])">,
     Option<"maxReduceExtent", "max-reduce-extent", "int64_t", "16384",
            "reductions along a longer axis become loops (0: never)">,
     Option<"reduceChunk", "reduce-chunk", "int64_t", "8192",

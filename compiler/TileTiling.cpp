@@ -60,8 +60,15 @@ int mlir::tile::chooseNumWarps(ModuleOp module) {
       [&](func::FuncOp f) { most = std::max(most, maxTileElements(f)); });
   bool hasMma = false;
   module.walk([&](MmaOp) { hasMma = true; });
+  // mma kernels: 8 warps for tiles of 8K elements or more whose mmas have
+  // 128 rows or more (two warpgroups of 64 rows on sm_90), else 4.
+  int64_t mmaRows = 0;
+  module.walk([&](MmaOp mma) {
+    auto type = cast<RankedTensorType>(mma.getType());
+    mmaRows = std::max(mmaRows, type.getDimSize(type.getRank() - 2));
+  });
   if (hasMma)
-    return most >= 8192 ? 8 : 4;
+    return most >= 8192 && mmaRows >= 128 ? 8 : 4;
   // Memory-bound kernels: about 32 elements of the largest tile per thread
   // keeps rows of 8K-32K elements in registers without spills.
   return int(std::clamp<int64_t>(llvm::PowerOf2Ceil(most / 1024), 4, 16));
@@ -143,6 +150,30 @@ MmaTilingAttr mlir::tile::getMmaTiling(MmaOp op, int numWarps, bool rowsOnly) {
   for (int d = 0; d < 2; ++d)
     warpTile.push_back(std::max(instr[d], shape[d] / warps[d]));
   return MmaTilingAttr::get(op.getContext(), warps, warpTile, instr);
+}
+
+MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps) {
+  auto a = cast<RankedTensorType>(op.getA().getType());
+  auto c = cast<RankedTensorType>(op.getType());
+  if (a.getRank() != 2 || !(a.getElementType().isF16() ||
+                            a.getElementType().isBF16()) ||
+      !c.getElementType().isF32())
+    return {};
+  int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
+  if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 || k % 64)
+    return {};
+  // The operands must be able to stream through the cp.async ring
+  // (TileToGpuPrefetch.cpp): loaded in the body of the loop around the mma.
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  auto aLoad = op.getA().getDefiningOp<LoadOp>();
+  auto bLoad = op.getB().getDefiningOp<LoadOp>();
+  if (!loop || !aLoad || !bLoad || aLoad->getBlock() != op->getBlock() ||
+      bLoad->getBlock() != op->getBlock() || aLoad.getOrder() ||
+      bLoad.getOrder())
+    return {};
+  MLIRContext *ctx = op.getContext();
+  return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
+                            {64, n, 16});
 }
 
 //===----------------------------------------------------------------------===//
@@ -292,6 +323,11 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
       if (MmaTilingAttr old = mma.getTilingAttr())
         if (old.getWarps()[0] * old.getWarps()[1] == warps)
           return;
+      if (warpgroupMma && !chained.contains(mma))
+        if (MmaTilingAttr tiling = getWarpgroupMmaTiling(mma, warps)) {
+          mma.setTilingAttr(tiling);
+          return;
+        }
       if (MmaTilingAttr tiling =
               getMmaTiling(mma, warps, chained.contains(mma)))
         mma.setTilingAttr(tiling);

@@ -23,8 +23,8 @@ constexpr llvm::StringLiteral kNumWarpsAttr = "tile.num_warps";
 bool isElementwiseTileOp(Operation *op);
 
 /// Warps per block for `module`: 4, or 8 for mma kernels with tiles of 8K
-/// elements or more; memory-bound kernels about 32 elements of the largest
-/// tile per thread (4 to 16 warps).
+/// elements or more and mmas of 128 rows or more; memory-bound kernels
+/// about 32 elements of the largest tile per thread (4 to 16 warps).
 int chooseNumWarps(ModuleOp module);
 
 /// The warps per block a pass uses: `option` when positive, else the
@@ -43,6 +43,10 @@ SmallVector<int64_t> chooseMmaWarps(ArrayRef<int64_t> shape, int numWarps,
 
 /// The tiling of a tensor-core mma over `numWarps` warps (null for FMA).
 MmaTilingAttr getMmaTiling(MmaOp op, int numWarps, bool rowsOnly);
+
+/// The sm_90 warpgroup (wgmma) tiling of an mma loop over `numWarps` warps,
+/// or null when its types, shape or operands do not allow one.
+MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps);
 
 } // namespace mlir::tile
 

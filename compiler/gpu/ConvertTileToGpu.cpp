@@ -146,7 +146,7 @@ struct ConvertTileToGpuPass
         b, module.getLoc(),
         LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 0),
         /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
-        Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+        Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
     for (func::FuncOp func : kernels)
       if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
         return signalPassFailure();

@@ -170,7 +170,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
 
   std::string log;
   FailureOr<std::string> cubin =
-      assembleCubin(*ptx, chip, log, /*verbose=*/false, opts.printDebugInfo);
+      assembleCubin(*ptx, getModuleChip(gpuModule, chip), log,
+                    /*verbose=*/false, opts.printDebugInfo);
   if (failed(cubin)) {
     failure.stage = "cubin";
     failure.message = "error: ptxas failed:\n" + log;

@@ -6,6 +6,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -127,10 +128,21 @@ static LogicalResult linkLibdevice(llvm::Module &module, Location loc) {
   return success();
 }
 
+std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module,
+                                      StringRef chip) {
+  if (chip != "sm_90")
+    return chip.str();
+  bool wgmma = false;
+  module.walk([&](NVVM::WgmmaFenceAlignedOp) { wgmma = true; });
+  return wgmma ? "sm_90a" : chip.str();
+}
+
 FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
-                                                  const PtxOptions &options,
+                                                  const PtxOptions &ptxOptions,
                                                   std::string *llvmIR) {
   initNVPTX();
+  PtxOptions options = ptxOptions;
+  options.chip = getModuleChip(gpuModule, options.chip);
   Location loc = gpuModule.getLoc();
   MLIRContext *ctx = gpuModule.getContext();
   registerBuiltinDialectTranslation(*ctx);

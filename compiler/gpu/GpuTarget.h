@@ -16,6 +16,10 @@ struct PtxOptions {
 /// The PTX feature LLVM needs for `chip` (Debian's LLVM defaults too low).
 std::string getPtxFeatures(StringRef chip);
 
+/// The chip to generate and assemble for: sm_90a in place of sm_90 when
+/// the module uses wgmma (arch-specific, Hopper only), else `chip`.
+std::string getModuleChip(gpu::GPUModuleOp module, StringRef chip);
+
 /// Translates a gpu.module lowered to the LLVM/NVVM dialects to LLVM IR,
 /// links the libdevice functions it calls, optimizes it and runs the NVPTX
 /// backend. `llvmIR` receives the optimized LLVM IR when given.

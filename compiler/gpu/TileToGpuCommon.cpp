@@ -357,6 +357,24 @@ Value mlir::tile::ringSlot(OpBuilder &b, Location loc, Operation *op,
       constI32(b, loc, stages));
 }
 
+Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
+                                 Value col, int64_t rows, int64_t elemBytes,
+                                 int64_t swizzle) {
+  int64_t width = swizzle / elemBytes; // columns per panel
+  auto c = [&](int64_t v) { return constI32(b, loc, v); };
+  Value panel = arith::DivUIOp::create(b, loc, col, c(width));
+  Value inPanel = arith::RemUIOp::create(b, loc, col, c(width));
+  Value chunk = arith::DivUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, inPanel, c(elemBytes)), c(16));
+  Value swizzled = arith::XOrIOp::create(
+      b, loc, chunk, arith::RemUIOp::create(b, loc, row, c(swizzle / 16)));
+  Value offset = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, panel, c(rows * swizzle)),
+      arith::MulIOp::create(b, loc, row, c(swizzle)));
+  return arith::AddIOp::create(b, loc, offset,
+                               arith::MulIOp::create(b, loc, swizzled, c(16)));
+}
+
 Value mlir::tile::ringBase(OpBuilder &b, Location loc) {
   auto offset =
       LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(0));
@@ -369,7 +387,8 @@ Value mlir::tile::ringBase(OpBuilder &b, Location loc) {
 void mlir::tile::placeRings(Operation *root, GpuLoweringState &state) {
   if (!state.ringMem)
     return;
-  int64_t offset = (state.sharedMem + 15) / 16 * 16;
+  int64_t align = state.ringAlign;
+  int64_t offset = (state.sharedMem + align - 1) / align * align;
   root->walk([&](LLVM::ConstantOp c) {
     if (c->hasAttr(kRingOffsetAttr)) {
       c.setValueAttr(IntegerAttr::get(c.getType(), offset));

@@ -35,6 +35,9 @@ struct GpuLoweringState {
   /// slot that is being filled.
   int64_t ringMem = 0;
   void needRing(int64_t bytes) { ringMem = std::max(ringMem, bytes); }
+  /// Alignment of the ring area: 1024 for wgmma's swizzled panels, whose
+  /// pattern repeats every 1024 bytes from an aligned address.
+  int64_t ringAlign = 16;
 };
 
 /// A conversion pattern that records what the kernel needs (shared memory)
@@ -127,8 +130,10 @@ MmaPipelining getMmaPipelining(bool enabled);
 void prefetchMmaLoads(Operation *root, MmaPipelining mode);
 
 /// On a tile.load: [byte offset in the slot, row stride (elements), slot
-/// bytes, stages, iterations ahead, fixed slot or -1]: the load lowers to
-/// cp.async into the ring slot instead of registers.
+/// bytes, stages, iterations ahead, fixed slot or -1, swizzle]: the load
+/// lowers to cp.async into the ring slot instead of registers. Swizzle 128:
+/// no row stride; the block is stored as panels of 128 bytes per row (the
+/// wgmma layout), 16-byte chunk c of row r at chunk c ^ (r % 8).
 constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
 /// On a tile.mma: [stages]: operands are read from the ring, not staged.
 constexpr llvm::StringLiteral kAsyncMmaAttr = "tile.async_mma";
@@ -140,6 +145,21 @@ struct MmaSmemLayout {
 };
 MmaSmemLayout getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
                                int64_t elemBytes, bool bTransposed);
+
+/// Lowers a tile.mma with a warpgroup tiling whose A and B are in a
+/// swizzled cp.async ring (`ring`: the op's kAsyncMmaAttr) to wgmma
+/// (TileToGpuWgmma.cpp); `acc` is the converted accumulator.
+LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, ArrayRef<int64_t> ring,
+                                ConversionPatternRewriter &rewriter,
+                                const TypeConverter &converter,
+                                GpuLoweringState &state);
+
+/// Byte offset of element (row, col) of a `rows`-row block stored as
+/// `swizzle`-byte swizzled panels (128: wgmma's 128B mode): panel col / W
+/// (W = swizzle / elemBytes columns, `rows` x 128 bytes each), then row *
+/// 128, then the 16-byte chunk XOR (row % 8).
+Value swizzledOffset(OpBuilder &b, Location loc, Value row, Value col,
+                     int64_t rows, int64_t elemBytes, int64_t swizzle);
 
 /// Base of the cp.async ring area: an offset constant marked
 /// kRingOffsetAttr, patched by placeRings after the conversion.

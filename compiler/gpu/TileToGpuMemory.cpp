@@ -307,7 +307,8 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
     if (failed(layout))
       return failure();
     int64_t offset = ring[0], stride = ring[1], slotBytes = ring[2],
-            stages = ring[3], ahead = ring[4], fixed = ring[5];
+            stages = ring[3], ahead = ring[4], fixed = ring[5],
+            swizzle = ring.size() > 6 ? ring[6] : 0;
     Value slot = fixed >= 0 ? constI32(rewriter, loc, fixed)
                             : ringSlot(rewriter, loc, op, ahead, stages);
     Value byteOff = arith::AddIOp::create(
@@ -327,17 +328,32 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
         arith::MulIOp::create(rewriter, loc, tc[r0],
                               constI32(rewriter, loc, stride)),
         tc[r1]);
+    int64_t rows = type.getDimSize(r0);
+    int64_t eb = storageBytes(elemType);
+    // Byte offset of element (r, c) of the block in the slot region.
+    auto slotOffset = [&](int64_t dr, int64_t dc) -> Value {
+      if (!swizzle)
+        return arith::MulIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, threadOff,
+                                  constI32(rewriter, loc, dr * stride + dc)),
+            constI32(rewriter, loc, eb));
+      return swizzledOffset(rewriter, loc,
+                            arith::AddIOp::create(rewriter, loc, tc[r0],
+                                                  constI32(rewriter, loc, dr)),
+                            arith::AddIOp::create(rewriter, loc, tc[r1],
+                                                  constI32(rewriter, loc, dc)),
+                            rows, eb, swizzle);
+    };
     Value full = constI32(rewriter, loc, 16), none = constI32(rewriter, loc, 0);
     if (failed(forEachRun(
             rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
             op.getBlockShape(), std::nullopt,
             [&](int64_t first, int64_t count, Value addr, Value pred) {
               SmallVector<int64_t, 4> rc = layout->regCoord(first);
-              Value off = arith::AddIOp::create(
-                  rewriter, loc, threadOff,
-                  constI32(rewriter, loc, rc[r0] * stride + rc[r1]));
-              Value dst = LLVM::GEPOp::create(rewriter, loc, shared.getType(),
-                                              elemType, base, ValueRange{off});
+              Value dst = LLVM::GEPOp::create(
+                  rewriter, loc, shared.getType(), rewriter.getI8Type(), base,
+                  ValueRange{slotOffset(rc[r0], rc[r1])});
               Value size =
                   arith::SelectOp::create(rewriter, loc, pred, full, none);
               NVVM::CpAsyncOp::create(rewriter, loc, dst, addr, 16,

@@ -78,6 +78,13 @@ struct MmaPattern : StatefulPattern<MmaOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MmaKind kind = getMmaKind(op);
     auto accType = cast<RankedTensorType>(op.getType());
+    // wgmma when the operands stream through a swizzled ring (A included);
+    // otherwise a warpgroup tiling runs as mma.sync with the same layout.
+    auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr);
+    if (MmaTilingAttr tiling = op.getTilingAttr();
+        tiling && tiling.isWarpgroup() && ring && ring[2] >= 0)
+      return lowerWarpgroupMma(op, adaptor.getAcc(), ring.asArrayRef(),
+                               rewriter, *getTypeConverter(), state);
     if (kind != MmaKind::Fma && isa<MmaLayoutAttr>(accType.getEncoding()))
       return lowerTensorCore(op, adaptor, rewriter, kind);
     return lowerFma(op, adaptor, rewriter);

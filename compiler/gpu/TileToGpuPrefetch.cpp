@@ -114,33 +114,55 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
+/// A wgmma ring keeps one slot more (the previous iteration's wgmma may
+/// still read it) in up to 192 KB: one block per SM, its loads hidden by
+/// the ring rather than by a second block.
+int64_t warpgroupRingStages(int64_t slotBytes) {
+  return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
+}
+
 /// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
-/// the same for both pipelines below. `copy(b, iv, ahead, slot)` issues and
+/// the same for the pipelines below. `copy(b, iv, ahead, slot)` issues and
 /// commits the copies of iteration `iv` (`ahead` iterations early, into
-/// `slot`; -1 for the slot the body computes). Iterations 0..S-2 go to slots
-/// 0..S-2 before the loop; the body waits for its own slot, synchronizes once
-/// and copies iteration iv + S-1 (the last call of `copy`); nothing is in
-/// flight, or being read, after the loop.
-void emitRing(scf::ForOp forOp, int64_t stages,
+/// `slot`; -1 for the slot the body computes). With D = S-1 iterations in
+/// flight, iterations 0..D-1 go to slots 0..D-1 before the loop; the body
+/// waits for its own slot, synchronizes once and copies iteration iv + D
+/// (the last call of `copy`); nothing is in flight, or being read, after
+/// the loop.
+///
+/// `warpgroup`: the mma is an asynchronous wgmma that may still read the
+/// previous iteration's slot, so D = S-2 (the slot refilled is the one two
+/// iterations back, which every warpgroup finished with before the
+/// barrier); the copies are made visible to the async proxy before the
+/// barrier, and the last wgmma is waited for after the loop.
+void emitRing(scf::ForOp forOp, int64_t stages, bool warpgroup,
               function_ref<void(OpBuilder &, Value, int64_t, int64_t)> copy) {
   Location loc = forOp.getLoc();
   Value step = forOp.getStep();
+  int64_t depth = stages - 1 - (warpgroup ? 1 : 0);
   OpBuilder b(forOp);
   Value iv = forOp.getLowerBound();
-  for (int64_t s = 0; s + 1 < stages; ++s) {
+  for (int64_t s = 0; s < depth; ++s) {
     copy(b, iv, 0, s);
     iv = arith::AddIOp::create(b, loc, iv, step);
   }
   b.setInsertionPointToStart(forOp.getBody());
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, stages - 2);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, depth - 1);
+  if (warpgroup)
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b, loc);
   Value ahead = arith::AddIOp::create(
       b, loc, forOp.getInductionVar(),
       arith::MulIOp::create(
           b, loc, step,
-          arith::ConstantIntOp::create(b, loc, step.getType(), stages - 1)));
-  copy(b, ahead, stages - 1, -1);
+          arith::ConstantIntOp::create(b, loc, step.getType(), depth)));
+  copy(b, ahead, depth, -1);
   b.setInsertionPointAfter(forOp);
+  if (warpgroup)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
 }
@@ -173,20 +195,31 @@ bool pipelineAsync(scf::ForOp forOp) {
   auto bType = cast<RankedTensorType>(mma.getB().getType());
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
           n = bType.getDimSize(1);
-  MmaSmemLayout l = getMmaSmemLayout(
-      m, n, k, storageBytes(aType.getElementType()), /*bTransposed=*/false);
+  int64_t eb = storageBytes(aType.getElementType());
+  MmaSmemLayout l = getMmaSmemLayout(m, n, k, eb, /*bTransposed=*/false);
+  // wgmma reads 128-byte swizzled panels (no padding): A [m][k], B [k][n].
+  MmaTilingAttr tiling = mma.getTilingAttr();
+  bool warpgroup = tiling && tiling.isWarpgroup();
+  int64_t swizzle = warpgroup ? 128 : 0;
+  if (warpgroup) {
+    l.aBytes = m * k * eb;
+    l.bBytes = k * n * eb;
+    l.aStride = l.bStride = 0;
+  }
   int64_t slotBytes = l.aBytes + l.bBytes;
-  int64_t stages = ringStages(slotBytes);
+  int64_t stages =
+      warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes);
 
   MLIRContext *ctx = forOp.getContext();
   auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
                   int64_t slot) {
     loaded.getDefiningOp()->setAttr(
-        kAsyncCopyAttr, DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes,
-                                                     stages, ahead, slot}));
+        kAsyncCopyAttr,
+        DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes, stages, ahead,
+                                     slot, swizzle}));
   };
   Value a, bv; // the copies of the last call: the body's
-  emitRing(forOp, stages,
+  emitRing(forOp, stages, warpgroup,
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
              bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
@@ -278,14 +311,14 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   int64_t stages = ringStages(slotBytes);
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();
-  emitRing(forOp, stages,
+  emitRing(forOp, stages, /*warpgroup=*/false,
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              for (Operand &o : operands) {
                Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
                v.getDefiningOp()->setAttr(
                    kAsyncCopyAttr,
                    DenseI64ArrayAttr::get(ctx, {o.offset, o.stride, slotBytes,
-                                                stages, ahead, slot}));
+                                                stages, ahead, slot, 0}));
              }
              NVVM::CpAsyncCommitGroupOp::create(b, loc);
            });

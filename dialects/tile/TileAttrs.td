@@ -94,6 +94,11 @@ def Tile_MmaTilingAttr : AttrDef<Tile_Dialect, "MmaTiling"> {
     16x8x16 for f16/bf16, 16x8x8 for tf32, 16x8x32 for int8.
     `tile-map-threads` builds the accumulator's `#tile.mma` layout from
     `warps` and the lowering steps K by `instr[2]`.
+
+    A warpgroup tiling (sm_90 wgmma) has `instr = [64, N, 16]`: warps
+    `[4w, 1]`, each group of four consecutive warps computing 64-row blocks
+    of all N columns with `wgmma.mma_async.m64nNk16`; the accumulator layout
+    is the same `#tile.mma` layout as for mma.sync with those warps.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$warps,
                         ArrayRefParameter<"int64_t">:$warpTile,
@@ -103,6 +108,10 @@ def Tile_MmaTilingAttr : AttrDef<Tile_Dialect, "MmaTiling"> {
     `,` `instr` `=` `[` $instr `]` `}` `>`
   }];
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether this is a warpgroup (wgmma, m = 64) tiling.
+    bool isWarpgroup() const { return getInstr()[0] == 64; }
+  }];
 }
 
 #endif // TILE_ATTRS_TD

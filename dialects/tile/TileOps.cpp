@@ -313,11 +313,13 @@ LogicalResult MmaOp::verifyTiling(MmaTilingAttr tiling) {
     return emitOpError() << "has a tiling but no tensor-core instruction for "
                          << getA().getType() << " x " << getB().getType()
                          << " -> " << getAcc().getType();
+  auto shape = cast<RankedTensorType>(getAcc().getType()).getShape();
+  if (tiling.isWarpgroup())
+    return verifyWarpgroupTiling(tiling);
   if (tiling.getInstr() != ArrayRef<int64_t>(instr))
     return emitOpError() << "tiling instruction shape [" << tiling.getInstr()
                          << "] is not the mma.sync shape [" << instr
                          << "] of its element types";
-  auto shape = cast<RankedTensorType>(getAcc().getType()).getShape();
   for (int d = 0; d < 2; ++d) {
     int64_t warps = tiling.getWarps()[d], tile = tiling.getWarpTile()[d];
     if (shape[d] % tile || tile % instr[d])
@@ -329,6 +331,35 @@ LogicalResult MmaOp::verifyTiling(MmaTilingAttr tiling) {
                            << "] is not what " << warps << " warps along dim "
                            << d << " of [" << shape << "] compute";
   }
+  return success();
+}
+
+LogicalResult MmaOp::verifyWarpgroupTiling(MmaTilingAttr tiling) {
+  // wgmma.m64nNk16: warps along M only, four per warpgroup, each warpgroup
+  // computing 64-row blocks of all N columns, operands in 128-byte
+  // swizzled shared-memory panels (64 f16 of K or N per row).
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto c = cast<RankedTensorType>(getAcc().getType());
+  Type in = a.getElementType();
+  int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
+  ArrayRef<int64_t> warps = tiling.getWarps(), warpTile = tiling.getWarpTile(),
+                    instr = tiling.getInstr();
+  if (!(in.isF16() || in.isBF16()) || !c.getElementType().isF32())
+    return emitOpError() << "warpgroup tiling needs f16/bf16 inputs and an "
+                            "f32 accumulator";
+  if (warps[1] != 1 || warps[0] % 4 || m % (16 * warps[0]))
+    return emitOpError() << "warpgroup tiling needs warps [4w, 1] whose "
+                            "16-row tiles divide M, got warps ["
+                         << warps << "] for M = " << m;
+  if (instr[1] != n || n % 64 || n > 256 || k % 64 || instr[2] != 16)
+    return emitOpError() << "warpgroup instruction [" << instr
+                         << "] must be [64, N, 16] with N a multiple of 64 "
+                            "up to 256 and K a multiple of 64 (N = "
+                         << n << ", K = " << k << ")";
+  if (warpTile[0] != m / warps[0] || warpTile[1] != n)
+    return emitOpError() << "warp tile [" << warpTile << "] is not what "
+                         << warps[0] << " warps along M of [" << m << ", " << n
+                         << "] compute";
   return success();
 }
 

@@ -190,6 +190,8 @@ def Tile_MmaOp : Tile_Op<"mma", [Pure, AllTypesMatch<["acc", "result"]>]> {
     SmallVector<int64_t> getTensorCoreShape();
     /// The checks of a `tiling` against the op's shapes and types.
     LogicalResult verifyTiling(MmaTilingAttr tiling);
+    /// The checks of a warpgroup (wgmma) tiling.
+    LogicalResult verifyWarpgroupTiling(MmaTilingAttr tiling);
   }];
 }
 

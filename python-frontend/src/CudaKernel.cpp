@@ -209,7 +209,8 @@ std::string optionsText(const mlir::tile::CompileOptions &opts) {
          ";opt_level=" + std::to_string(opts.optLevel) +
          (opts.printDebugInfo ? ";lineinfo" : "") +
          ";pipeline=" + (pipeline ? pipeline : "async") +
-         ";sched=" + (sched ? sched : "regpressure");
+         ";sched=" + (sched ? sched : "regpressure") +
+         ";wgmma=" + (mlir::tile::usesWarpgroupMma(opts.target) ? "1" : "0");
 }
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,

@@ -8,7 +8,7 @@
 module attributes {tile.num_warps = 4 : i32} {
   // CHECK: module attributes {gpu.container_module
   // CHECK: gpu.module @tile_kernels attributes {tile.num_warps = 4 : i32, tile.shared_mem = 0 : i32}
-  // CHECK: llvm.mlir.global external @tile_shared() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+  // CHECK: llvm.mlir.global external @tile_shared() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
   // CHECK: gpu.func @vadd(%[[X:.*]]: !llvm.ptr<1>, %[[XN:.*]]: i64, %[[XS:.*]]: i64, %[[O:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
   // CHECK: nvvm.read.ptx.sreg.ctaid.x
   // CHECK: nvvm.read.ptx.sreg.tid.x
