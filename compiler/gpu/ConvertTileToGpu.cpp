@@ -177,6 +177,7 @@ struct ConvertTileToGpuPass
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
     placeRings(gpuModule, state);
+    waitForWgmmaResults(gpuModule);
 
     // The array casts are dead once every use is lowered.
     gpuModule.walk([](UnrealizedConversionCastOp cast) {

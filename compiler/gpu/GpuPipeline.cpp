@@ -35,8 +35,9 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
   NVVM::registerConvertGpuToNVVMInterface(registry);
 }
 
-void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps) {
-  buildTilingPipeline(pm, /*gpu=*/true, numWarps);
+void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
+                                         bool warpgroupMma) {
+  buildTilingPipeline(pm, /*gpu=*/true, numWarps, warpgroupMma);
   TileMapThreadsOptions mapOptions;
   mapOptions.numWarps = numWarps;
   pm.addPass(createTileMapThreads(mapOptions));
@@ -62,6 +63,10 @@ struct TileGpuPipelineOptions
   Option<int> numWarps{*this, "num-warps",
                        llvm::cl::desc("warps per block (0: chosen)"),
                        llvm::cl::init(0)};
+  Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("sm_90 wgmma for qualifying mma loops"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -70,14 +75,14 @@ void mlir::tile::registerTileGpuPipelines() {
       "tile-to-gpu",
       "tile IR to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
-        buildTileToGpuPipeline(pm, options.numWarps);
+        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma);
       });
   PassPipelineRegistration<TileGpuPipelineOptions>(
       "tile-to-llvm-nvvm",
       "tile IR to a gpu.module in the LLVM and NVVM dialects (for "
       "--tile-emit-ptx)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
-        buildTileToGpuPipeline(pm, options.numWarps);
+        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma);
         buildGpuToNVVMPipeline(pm);
       });
 }

@@ -7,7 +7,8 @@
 namespace mlir::tile {
 /// tile-tiling, tile-map-threads, convert-tile-to-gpu and cleanups: tile IR
 /// to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
-void buildTileToGpuPipeline(OpPassManager &pm, int numWarps);
+void buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
+                            bool warpgroupMma = false);
 /// The gpu.module down to the LLVM and NVVM dialects only (translatable).
 void buildGpuToNVVMPipeline(OpPassManager &pm);
 /// The dialect extensions the lowering to NVVM relies on (ConvertToLLVM

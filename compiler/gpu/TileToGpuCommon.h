@@ -154,6 +154,15 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, ArrayRef<int64_t> ring,
                                 const TypeConverter &converter,
                                 GpuLoweringState &state);
 
+/// On the wgmma.wait_group 0 after a wgmma loop: the loop's f32 results are
+/// accumulators of wgmmas still in flight (waitForWgmmaResults).
+constexpr llvm::StringLiteral kWgmmaResultsAttr = "tile.wgmma_results";
+
+/// Replaces each wait marked kWgmmaResultsAttr by an inline-asm wait that
+/// takes and returns the loop's f32 results, so that no use of an
+/// accumulator can be scheduled before the wgmmas writing it are done.
+void waitForWgmmaResults(Operation *root);
+
 /// Byte offset of element (row, col) of a `rows`-row block stored as
 /// `swizzle`-byte swizzled panels (128: wgmma's 128B mode): panel col / W
 /// (W = swizzle / elemBytes columns, `rows` x 128 bytes each), then row *

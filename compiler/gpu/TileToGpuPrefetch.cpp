@@ -162,7 +162,8 @@ void emitRing(scf::ForOp forOp, int64_t stages, bool warpgroup,
   copy(b, ahead, depth, -1);
   b.setInsertionPointAfter(forOp);
   if (warpgroup)
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0)->setAttr(
+        kWgmmaResultsAttr, b.getUnitAttr());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
 }

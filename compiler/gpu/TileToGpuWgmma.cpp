@@ -21,6 +21,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -164,4 +166,64 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   rewriter.replaceOp(
       op, packVector(rewriter, loc, converter.convertType(accType), regs));
   return success();
+}
+
+void mlir::tile::waitForWgmmaResults(Operation *root) {
+  SmallVector<NVVM::WgmmaWaitGroupSyncOp> waits;
+  root->walk([&](NVVM::WgmmaWaitGroupSyncOp wait) {
+    if (wait->hasAttr(kWgmmaResultsAttr))
+      waits.push_back(wait);
+  });
+  for (NVVM::WgmmaWaitGroupSyncOp wait : waits) {
+    auto loop = dyn_cast_or_null<scf::ForOp>(wait->getPrevNode());
+    wait->removeAttr(kWgmmaResultsAttr);
+    if (!loop)
+      continue;
+    OpBuilder b(wait);
+    Location loc = wait.getLoc();
+    // Every f32 element of the loop's vector results, through one asm
+    // statement whose outputs are tied to its inputs.
+    SmallVector<Value> results, scalars;
+    llvm::DenseSet<Operation *> extracts;
+    for (Value r : loop.getResults()) {
+      auto type = dyn_cast<VectorType>(r.getType());
+      if (!type || type.getRank() != 1 || !type.getElementType().isF32())
+        continue;
+      results.push_back(r);
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        scalars.push_back(vector::ExtractOp::create(b, loc, r, i));
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        extracts.insert(scalars[scalars.size() - 1 - i].getDefiningOp());
+    }
+    if (scalars.empty())
+      continue;
+    std::string constraints;
+    for (size_t i = 0; i < scalars.size(); ++i)
+      constraints += "=f,";
+    for (size_t i = 0; i < scalars.size(); ++i)
+      constraints += std::to_string(i) + (i + 1 < scalars.size() ? "," : "");
+    MLIRContext *ctx = b.getContext();
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        ctx, SmallVector<Type>(scalars.size(), b.getF32Type()));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, structType, scalars,
+        "wgmma.wait_group.sync.aligned " +
+            std::to_string(wait.getGroup()) + ";",
+        constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    int64_t next = 0;
+    for (Value r : results) {
+      auto type = cast<VectorType>(r.getType());
+      SmallVector<Value> elems;
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        elems.push_back(LLVM::ExtractValueOp::create(
+            b, loc, asmOp.getResult(0), ArrayRef<int64_t>{next++}));
+      Value waited = vector::FromElementsOp::create(b, loc, type, elems);
+      r.replaceUsesWithIf(waited, [&](OpOperand &use) {
+        return !extracts.contains(use.getOwner());
+      });
+    }
+    wait.erase();
+  }
 }

@@ -593,3 +593,35 @@ func.func @assert_type(%c: tensor<4xi32>) {
   tile.assert %c, "bad" : tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @wgmma_tiling_warps(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{warpgroup tiling needs warps [4w, 1] whose 16-row tiles divide M, got warps [4, 2] for M = 128}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [4, 2], warp_tile = [32, 64], instr = [64, 128, 16]}>} : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_tiling_k(%a: tensor<128x32xf16>, %b: tensor<32x128xf16>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{warpgroup instruction [64, 128, 16] must be [64, N, 16] with N a multiple of 64 up to 256 and K a multiple of 64 (N = 128, K = 32)}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x32xf16>, tensor<32x128xf16> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_tiling_types(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>, %c: tensor<128x128xf16>) {
+  // expected-error @+1 {{warpgroup tiling needs f16/bf16 inputs and an f32 accumulator}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+func.func @wgmma_tiling_warp_tile(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{warp tile [32, 128] is not what 8 warps along M of [128, 128] compute}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [32, 128], instr = [64, 128, 16]}>} : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+  return
+}

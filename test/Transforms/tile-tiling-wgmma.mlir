@@ -1,0 +1,83 @@
+// RUN: tile-opt %s --split-input-file --tile-tiling="warpgroup-mma=true" | FileCheck %s
+// RUN: tile-opt %s --split-input-file --tile-tiling | FileCheck %s --check-prefix=SYNC
+
+// An f16 -> f32 matmul loop with 128x256x64 tiles on sm_90: 8 warps (two
+// warpgroups), warps along M only, one m64n256k16 instruction shape.
+// Without warpgroup-mma the same loop gets the mma.sync tiling.
+// CHECK: tile.num_warps = 8
+// CHECK-LABEL: func.func @matmul
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 256], instr = [64, 256, 16]}>}
+// SYNC-LABEL: func.func @matmul
+// SYNC: instr = [16, 8, 16]
+func.func @matmul(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                  %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                  %C: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                  %nk: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %pn = tile.bid 1
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xf32>) : i32 {
+    %a = tile.load %A[%pm, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+    %b = tile.load %B[%k, %pn] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x256xf16>
+    %r = tile.mma %a, %b, %acc0 : tensor<128x64xf16>, tensor<64x256xf16> -> tensor<128x256xf32>
+    scf.yield %r : tensor<128x256xf32>
+  }
+  tile.store %C[%pm, %pn], %acc : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x256xf32>
+  return
+}
+
+// -----
+
+// A 64-row bf16 tile is one warpgroup: 4 warps.
+// CHECK: tile.num_warps = 4
+// CHECK-LABEL: func.func @rows64
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [4, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>}
+func.func @rows64(%A: !tile.array<?x?xbf16, strides = [?, 1], align = 16, div = 16>,
+                  %B: !tile.array<?x?xbf16, strides = [?, 1], align = 16, div = 16>,
+                  %nk: i32) -> tensor<64x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<64x128xf32>) : i32 {
+    %a = tile.load %A[%c0, %k] : !tile.array<?x?xbf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xbf16>
+    %b = tile.load %B[%k, %c0] : !tile.array<?x?xbf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xbf16>
+    %r = tile.mma %a, %b, %acc0 : tensor<64x64xbf16>, tensor<64x128xbf16> -> tensor<64x128xf32>
+    scf.yield %r : tensor<64x128xf32>
+  }
+  return %acc : tensor<64x128xf32>
+}
+
+// -----
+
+// What wgmma cannot take keeps mma.sync: K of 32 (a 64-byte row is not a
+// 128-byte swizzle panel), N of 32, an f16 accumulator, operands that are
+// not loaded in the loop.
+// CHECK-LABEL: func.func @others
+// CHECK-COUNT-4: instr = [16, 8, 16]
+func.func @others(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                  %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                  %a2: tensor<128x64xf16>, %b2: tensor<64x128xf16>, %nk: i32)
+    -> (tensor<128x128xf32>, tensor<128x32xf32>, tensor<128x128xf16>, tensor<128x128xf32>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %z = arith.constant dense<0.0> : tensor<128x128xf32>
+  %z32 = arith.constant dense<0.0> : tensor<128x32xf32>
+  %zh = arith.constant dense<0.0> : tensor<128x128xf16>
+  %r:4 = scf.for %k = %c0 to %nk step %c1 iter_args(%x = %z, %y = %z32, %w = %zh, %v = %z)
+      -> (tensor<128x128xf32>, tensor<128x32xf32>, tensor<128x128xf16>, tensor<128x128xf32>) : i32 {
+    %a = tile.load %A[%c0, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x32xf16>
+    %b = tile.load %B[%k, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<32x128xf16>
+    %x2 = tile.mma %a, %b, %x : tensor<128x32xf16>, tensor<32x128xf16> -> tensor<128x128xf32>
+    %a64 = tile.load %A[%c0, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+    %b32 = tile.load %B[%k, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x32xf16>
+    %y2 = tile.mma %a64, %b32, %y : tensor<128x64xf16>, tensor<64x32xf16> -> tensor<128x32xf32>
+    %a64h = tile.load %A[%c0, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+    %b64h = tile.load %B[%k, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xf16>
+    %w2 = tile.mma %a64h, %b64h, %w : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf16>
+    %v2 = tile.mma %a2, %b2, %v : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+    scf.yield %x2, %y2, %w2, %v2 : tensor<128x128xf32>, tensor<128x32xf32>, tensor<128x128xf16>, tensor<128x128xf32>
+  }
+  return %r#0, %r#1, %r#2, %r#3 : tensor<128x128xf32>, tensor<128x32xf32>, tensor<128x128xf16>, tensor<128x128xf32>
+}
