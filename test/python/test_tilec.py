@@ -603,3 +603,27 @@ def test_help_lists_the_stages():
     assert r.returncode == 0
     assert "--print-ir-after-all" in r.stdout and "--mlir-print-debuginfo" in r.stdout
     assert "ptx" in r.stdout and "bufferized" in r.stdout
+
+
+@needs_tile
+@pytest.mark.parametrize("wgmma", ["1", "0"])
+def test_matmul_ptx_uses_wgmma_on_sm90(tmp_path, wgmma):
+    # A 128x128x64 f16 matmul loop on sm_90: warpgroup mma from a swizzled
+    # shared-memory ring (sm_90a PTX); TILE_WGMMA=0 keeps mma.sync.
+    if not gpu_backend():
+        pytest.skip("no GPU backend or ptxas")
+    kernel, _, _ = KERNELS["matmul"]
+    args = [os.path.join(EXAMPLES, "matmul.py") + "::" + kernel, "--args",
+            "f16[512,512], f16[512,512], f32[512,512], i32",
+            "-D", "BM=128", "-D", "BN=128", "-D", "BK=64",
+            "--emit", "ptx", "--target", "sm_90"]
+    ptx = run_tilec(args, tmp_path, TILE_WGMMA=wgmma).stdout
+    if wgmma == "1":
+        assert re.search(r"^\.target sm_90a$", ptx, re.M)
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+        assert "fence.proxy.async.shared::cta" in ptx
+        assert "mma.sync" not in ptx
+    else:
+        assert re.search(r"^\.target sm_90$", ptx, re.M)
+        assert "wgmma" not in ptx
+        assert "mma.sync.aligned.m16n8k16" in ptx
