@@ -152,7 +152,29 @@ MmaTilingAttr mlir::tile::getMmaTiling(MmaOp op, int numWarps, bool rowsOnly) {
   return MmaTilingAttr::get(op.getContext(), warps, warpTile, instr);
 }
 
-MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps) {
+/// The tile.load `v` comes from through single-use reshapes and one 2-d
+/// transpose (K^T of a (1, N, D) block), in `block`; null otherwise.
+static LoadOp loadThroughView(Value v, Block *block) {
+  bool transposed = false;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!v.hasOneUse() || def->getBlock() != block)
+      return {};
+    if (auto load = dyn_cast<LoadOp>(def))
+      return load.getOrder() ? LoadOp() : load;
+    if (auto permute = dyn_cast<PermuteOp>(def)) {
+      if (transposed || permute.getPerm().size() != 2)
+        return {};
+      transposed = true;
+    } else if (!isa<ReshapeOp>(def)) {
+      return {};
+    }
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
+MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
+                                                bool chained) {
   auto a = cast<RankedTensorType>(op.getA().getType());
   auto c = cast<RankedTensorType>(op.getType());
   if (a.getRank() != 2 || !(a.getElementType().isF16() ||
@@ -163,13 +185,17 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps) {
   if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 || k % 64)
     return {};
   // The operands must be able to stream through the cp.async ring
-  // (TileToGpuPrefetch.cpp): loaded in the body of the loop around the mma.
+  // (TileToGpuPrefetch.cpp): B loaded in the body of the loop around the
+  // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
+  // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!loop || !loadThroughView(op.getB(), op->getBlock()))
+    return {};
   auto aLoad = op.getA().getDefiningOp<LoadOp>();
-  auto bLoad = op.getB().getDefiningOp<LoadOp>();
-  if (!loop || !aLoad || !bLoad || aLoad->getBlock() != op->getBlock() ||
-      bLoad->getBlock() != op->getBlock() || aLoad.getOrder() ||
-      bLoad.getOrder())
+  bool aInRing = aLoad && aLoad->getBlock() == op->getBlock() &&
+                 !aLoad.getOrder() && !chained;
+  bool aInRegs = chained || loop.isDefinedOutsideOfLoop(op.getA());
+  if (!aInRing && !aInRegs)
     return {};
   MLIRContext *ctx = op.getContext();
   return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
@@ -318,16 +344,32 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
     llvm::DenseSet<Operation *> chained = findChainedMmas(module);
+    // wgmma for a loop's mmas only if all of them can (one ring layout).
+    llvm::DenseMap<Operation *, MmaTilingAttr> warpgroup;
+    if (warpgroupMma) {
+      llvm::DenseSet<Operation *> mixed;
+      module.walk([&](MmaOp mma) {
+        if (MmaTilingAttr t = getWarpgroupMmaTiling(mma, warps,
+                                                    chained.contains(mma)))
+          warpgroup[mma] = t;
+        else if (!mma.getTensorCoreShape().empty())
+          mixed.insert(mma->getParentOp());
+      });
+      for (auto it = warpgroup.begin(); it != warpgroup.end();) {
+        auto cur = it++;
+        if (mixed.contains(cur->first->getParentOp()))
+          warpgroup.erase(cur);
+      }
+    }
     module.walk([&](MmaOp mma) {
       // A tiling for this warp count stays (resuming, hand-written IR).
       if (MmaTilingAttr old = mma.getTilingAttr())
         if (old.getWarps()[0] * old.getWarps()[1] == warps)
           return;
-      if (warpgroupMma && !chained.contains(mma))
-        if (MmaTilingAttr tiling = getWarpgroupMmaTiling(mma, warps)) {
-          mma.setTilingAttr(tiling);
-          return;
-        }
+      if (MmaTilingAttr tiling = warpgroup.lookup(mma)) {
+        mma.setTilingAttr(tiling);
+        return;
+      }
       if (MmaTilingAttr tiling =
               getMmaTiling(mma, warps, chained.contains(mma)))
         mma.setTilingAttr(tiling);

@@ -44,9 +44,10 @@ SmallVector<int64_t> chooseMmaWarps(ArrayRef<int64_t> shape, int numWarps,
 /// The tiling of a tensor-core mma over `numWarps` warps (null for FMA).
 MmaTilingAttr getMmaTiling(MmaOp op, int numWarps, bool rowsOnly);
 
-/// The sm_90 warpgroup (wgmma) tiling of an mma loop over `numWarps` warps,
-/// or null when its types, shape or operands do not allow one.
-MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps);
+/// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
+/// warps, or null when its types, shape or operands do not allow one.
+/// `chained`: A is another mma's result (registers).
+MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained);
 
 } // namespace mlir::tile
 

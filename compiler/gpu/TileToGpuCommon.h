@@ -135,7 +135,9 @@ void prefetchMmaLoads(Operation *root, MmaPipelining mode);
 /// no row stride; the block is stored as panels of 128 bytes per row (the
 /// wgmma layout), 16-byte chunk c of row r at chunk c ^ (r % 8).
 constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
-/// On a tile.mma: [stages]: operands are read from the ring, not staged.
+/// On a tile.mma: [stages, slot bytes, A's offset in the slot (-1: not in
+/// the ring), B's offset, B K-major (optional; K^T in attention)]: operands
+/// are read from the ring, not staged.
 constexpr llvm::StringLiteral kAsyncMmaAttr = "tile.async_mma";
 
 /// Shared-memory layout of mma operands: A [m][k + pad], B [k][n + pad]
@@ -153,6 +155,17 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, ArrayRef<int64_t> ring,
                                 ConversionPatternRewriter &rewriter,
                                 const TypeConverter &converter,
                                 GpuLoweringState &state);
+
+/// wgmma with A from registers (`aFrags[kk / 16][i]`: the four 32-bit
+/// m16k16 fragment registers of 64-row block i, mma.sync's A layout) and B
+/// from the swizzled ring (TileToGpuWgmma.cpp); waits for the result.
+LogicalResult lowerWarpgroupMmaRegA(MmaOp op, Value acc,
+                                    ArrayRef<SmallVector<SmallVector<Value>>>
+                                        aFrags,
+                                    ArrayRef<int64_t> ring,
+                                    ConversionPatternRewriter &rewriter,
+                                    const TypeConverter &converter,
+                                    GpuLoweringState &state);
 
 /// On the wgmma.wait_group 0 after a wgmma loop: the loop's f32 results are
 /// accumulators of wgmmas still in flight (waitForWgmmaResults).

@@ -305,6 +305,19 @@ struct MmaPattern : StatefulPattern<MmaOp> {
       }
     }
 
+    // wgmma (sm_90) with A's fragments from registers, B from the ring.
+    if (MmaTilingAttr tiling = op.getTilingAttr();
+        tiling && tiling.isWarpgroup() && ringStages && ringA < 0 &&
+        kind != MmaKind::TF32) {
+      SmallVector<SmallVector<SmallVector<Value>>> frags;
+      for (int64_t kk = 0; kk < k; kk += kStep)
+        frags.push_back(hoistA ? hoisted[kk / kStep] : aFragsAt(kk));
+      auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr);
+      return lowerWarpgroupMmaRegA(op, adaptor.getAcc(), frags,
+                                   ring.asArrayRef(), rewriter,
+                                   *getTypeConverter(), state);
+    }
+
     // Accumulator registers by (repM, repN, c), read off the layout.
     DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
     for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {

@@ -130,16 +130,22 @@ int64_t warpgroupRingStages(int64_t slotBytes) {
 /// (the last call of `copy`); nothing is in flight, or being read, after
 /// the loop.
 ///
-/// `warpgroup`: the mma is an asynchronous wgmma that may still read the
+/// Warpgroup mmas (wgmma) read the ring through the async proxy: the
+/// copies are made visible to it before the barrier. `lag`: the wgmma is
+/// still in flight when the next iteration starts and may still read the
 /// previous iteration's slot, so D = S-2 (the slot refilled is the one two
 /// iterations back, which every warpgroup finished with before the
-/// barrier); the copies are made visible to the async proxy before the
-/// barrier, and the last wgmma is waited for after the loop.
-void emitRing(scf::ForOp forOp, int64_t stages, bool warpgroup,
+/// barrier), and the last wgmma is waited for after the loop.
+struct RingSync {
+  bool asyncProxy = false;
+  bool lag = false;
+};
+
+void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync,
               function_ref<void(OpBuilder &, Value, int64_t, int64_t)> copy) {
   Location loc = forOp.getLoc();
   Value step = forOp.getStep();
-  int64_t depth = stages - 1 - (warpgroup ? 1 : 0);
+  int64_t depth = stages - 1 - (sync.lag ? 1 : 0);
   OpBuilder b(forOp);
   Value iv = forOp.getLowerBound();
   for (int64_t s = 0; s < depth; ++s) {
@@ -148,7 +154,7 @@ void emitRing(scf::ForOp forOp, int64_t stages, bool warpgroup,
   }
   b.setInsertionPointToStart(forOp.getBody());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, depth - 1);
-  if (warpgroup)
+  if (sync.asyncProxy)
     NVVM::FenceProxyOp::create(
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -161,7 +167,7 @@ void emitRing(scf::ForOp forOp, int64_t stages, bool warpgroup,
           arith::ConstantIntOp::create(b, loc, step.getType(), depth)));
   copy(b, ahead, depth, -1);
   b.setInsertionPointAfter(forOp);
-  if (warpgroup)
+  if (sync.lag)
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0)->setAttr(
         kWgmmaResultsAttr, b.getUnitAttr());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
@@ -220,7 +226,7 @@ bool pipelineAsync(scf::ForOp forOp) {
                                      slot, swizzle}));
   };
   Value a, bv; // the copies of the last call: the body's
-  emitRing(forOp, stages, warpgroup,
+  emitRing(forOp, stages, RingSync{warpgroup, warpgroup},
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
              bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
@@ -275,6 +281,13 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   };
   SmallVector<Operand> operands;
   int64_t slotBytes = 0;
+  // wgmma reads B as 128-byte swizzled panels of the loaded block (no
+  // padding), K-major for K^T, N-major otherwise.
+  bool warpgroup = llvm::all_of(body->getOps<MmaOp>(), [](MmaOp mma) {
+    MmaTilingAttr tiling = mma.getTilingAttr();
+    return tiling && tiling.isWarpgroup();
+  });
+  SmallVector<bool> kMajor;
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
     if (kind != MmaKind::F16 && kind != MmaKind::BF16)
@@ -302,29 +315,32 @@ bool pipelineAsyncB(scf::ForOp forOp) {
     int64_t eb = storageBytes(loadType.getElementType());
     // The row-major block is B [k][n] or, transposed, B^T [n][k]: the
     // mma's shared layout either way (getMmaSmemLayout).
-    o.stride = cols + 16 / eb;
+    o.stride = warpgroup ? 0 : cols + 16 / eb;
     o.offset = slotBytes;
-    slotBytes += (rows * o.stride * eb + 15) / 16 * 16;
+    slotBytes += warpgroup ? rows * cols * eb
+                           : (rows * o.stride * eb + 15) / 16 * 16;
+    kMajor.push_back(transposed);
     operands.push_back(std::move(o));
   }
   if (operands.empty())
     return false;
   int64_t stages = ringStages(slotBytes);
+  int64_t swizzle = warpgroup ? 128 : 0;
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();
-  emitRing(forOp, stages, /*warpgroup=*/false,
+  emitRing(forOp, stages, RingSync{warpgroup, /*lag=*/false},
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              for (Operand &o : operands) {
                Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
                v.getDefiningOp()->setAttr(
                    kAsyncCopyAttr,
                    DenseI64ArrayAttr::get(ctx, {o.offset, o.stride, slotBytes,
-                                                stages, ahead, slot, 0}));
+                                                stages, ahead, slot, swizzle}));
              }
              NVVM::CpAsyncCommitGroupOp::create(b, loc);
            });
   OpBuilder b(ctx);
-  for (Operand &o : operands) {
+  for (auto [o, bKMajor] : llvm::zip(operands, kMajor)) {
     // B is read from the ring; a zero tile keeps the IR typed.
     b.setInsertionPoint(o.mma);
     auto bType = cast<RankedTensorType>(o.mma.getB().getType());
@@ -332,8 +348,9 @@ bool pipelineAsyncB(scf::ForOp forOp) {
         b, loc,
         DenseElementsAttr::get(bType, b.getZeroAttr(bType.getElementType())));
     o.mma.getBMutable().assign(zero);
-    o.mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(
-                                      ctx, {stages, slotBytes, -1, o.offset}));
+    o.mma->setAttr(kAsyncMmaAttr,
+                   DenseI64ArrayAttr::get(ctx, {stages, slotBytes, -1, o.offset,
+                                                bKMajor ? 1 : 0}));
     for (Operation *op : o.chain)
       op->erase();
     o.load.erase();

@@ -12,6 +12,11 @@
 // copies; the ring refills the slot two iterations back, and the wgmma
 // still in flight after the loop is waited for there (emitRing).
 //
+// Attention-shaped loops (A in registers: Q's fragments hoisted in front of
+// the loop, or P from the chained mma; B = K^T or V from the ring) use
+// wgmma's register-A form through inline asm (the NVVM op only takes A from
+// shared memory) and wait for each result, which the softmax reads next.
+//
 // The accumulator keeps the #tile.mma layout of mma.sync with warps
 // [4w, 1]: warp 4g + x of warpgroup g holds rows 64g + 16x (+ 16 * 4w * i)
 // of every column, which is wgmma's m64nN fragment of block (g, i).
@@ -55,7 +60,171 @@ Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
                                    b, loc, b.getI64IntegerAttr(bytes >> 4)));
 }
 
+/// This iteration's ring slot as a shared-window address.
+Value slotAddress(OpBuilder &b, Location loc, MmaOp op, int64_t stages,
+                  int64_t slotBytes) {
+  Value slot = ringSlot(b, loc, op, 0, stages);
+  return arith::AddIOp::create(
+      b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ringBase(b, loc)),
+      arith::MulIOp::create(b, loc, slot, constI32(b, loc, slotBytes)));
+}
+
+/// The accumulator registers of an mma with warps [numWarps, 1], grouped
+/// by 64-row block in wgmma's order d[4j + q]: `index[i][4j + q]` is the
+/// position in the per-thread vector.
+SmallVector<SmallVector<int64_t>> blockRegisters(const LinearLayout &acc,
+                                                 int64_t m, int64_t n,
+                                                 int64_t numWarps) {
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
+  for (int64_t r = 0; r < acc.getNumRegs(); ++r) {
+    auto c = acc.regCoord(r);
+    regOf[{c[0], c[1]}] = r;
+  }
+  SmallVector<SmallVector<int64_t>> index(m / (16 * numWarps));
+  for (auto [i, regs] : llvm::enumerate(index))
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t q = 0; q < 4; ++q)
+        regs.push_back(regOf.lookup(
+            {16 * numWarps * int64_t(i) + 8 * (q >> 1), 8 * j + (q & 1)}));
+  return index;
+}
+
+/// `wgmma.wait_group group` as an asm statement that takes and returns
+/// `values` (f32), so that no read of them can be scheduled before it.
+SmallVector<Value> waitCarrying(OpBuilder &b, Location loc, ValueRange values,
+                                int64_t group) {
+  std::string constraints;
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += "=f,";
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  MLIRContext *ctx = b.getContext();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(values.size(), b.getF32Type()));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, values,
+      "wgmma.wait_group.sync.aligned " + std::to_string(group) + ";",
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < int64_t(values.size()); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
+}
+
+/// One wgmma.m64nNk16 with A from four 32-bit registers and B through
+/// `bDesc`, accumulating into `acc` (N/2 f32): inline asm, since the NVVM
+/// op only has the shared-memory form of A.
+SmallVector<Value> wgmmaRegA(OpBuilder &b, Location loc, ValueRange acc,
+                             ValueRange a, Value bDesc, int64_t n,
+                             StringRef type, bool bTransposed) {
+  int64_t r = acc.size();
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + type.str() + "." +
+                     type.str() + " {";
+  for (int64_t i = 0; i < r; ++i)
+    text += "$" + std::to_string(i) + (i + 1 < r ? ", " : "}, {");
+  for (int64_t i = 0; i < 4; ++i)
+    text += "$" + std::to_string(2 * r + i) + (i < 3 ? ", " : "}, ");
+  text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1, " +
+          (bTransposed ? "1" : "0") + ";\n}";
+  std::string constraints;
+  for (int64_t i = 0; i < r; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < r; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l";
+  SmallVector<Value> operands(acc);
+  llvm::append_range(operands, a);
+  operands.push_back(bDesc);
+  MLIRContext *ctx = b.getContext();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(r, b.getF32Type()));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < r; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
+}
+
 } // namespace
+
+LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
+    MmaOp op, Value acc, ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
+    ArrayRef<int64_t> ring, ConversionPatternRewriter &rewriter,
+    const TypeConverter &converter, GpuLoweringState &state) {
+  Location loc = op.getLoc();
+  auto aType = cast<RankedTensorType>(op.getA().getType());
+  auto accType = cast<RankedTensorType>(op.getType());
+  FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
+  if (failed(accLayout))
+    return failure();
+  int64_t m = accType.getDimSize(0), n = accType.getDimSize(1),
+          k = aType.getDimSize(1);
+  int64_t eb = storageBytes(aType.getElementType());
+  int64_t panelWidth = 128 / eb;
+  int64_t numWarps = op.getTilingAttr().getWarps()[0];
+  int64_t stages = ring[0], slotBytes = ring[1], bOffset = ring[3];
+  bool bKMajor = ring.size() > 4 && ring[4];
+  state.needRing(stages * slotBytes);
+  state.ringAlign = 1024;
+
+  // B = K^T: the loaded K block [n][k] is K-major (panels along k, n rows
+  // each). B = V: the loaded block [k][n] is N-major (panels along n).
+  Value bAddr = arith::AddIOp::create(
+      rewriter, loc, slotAddress(rewriter, loc, op, stages, slotBytes),
+      constI32(rewriter, loc, bOffset));
+  Value bDesc = matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128,
+                                 1024);
+  Type i32 = rewriter.getI32Type();
+  auto asI32 = [&](Value v) -> Value {
+    return v.getType() == i32
+               ? v
+               : LLVM::BitcastOp::create(rewriter, loc, i32, v).getResult();
+  };
+  SmallVector<SmallVector<int64_t>> index =
+      blockRegisters(*accLayout, m, n, numWarps);
+  SmallVector<Value> regs = unpackVector(rewriter, loc, acc);
+  SmallVector<SmallVector<Value>> blockAcc;
+  for (ArrayRef<int64_t> block : index) {
+    blockAcc.emplace_back();
+    for (int64_t reg : block)
+      blockAcc.back().push_back(regs[reg]);
+  }
+  StringRef type = aType.getElementType().isBF16() ? "bf16" : "f16";
+  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  for (int64_t kk = 0; kk < k; kk += 16) {
+    int64_t bytes = bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb
+                            : kk * 128;
+    Value b = advance(rewriter, loc, bDesc, bytes);
+    for (auto [i, block] : llvm::enumerate(blockAcc)) {
+      SmallVector<Value> a;
+      for (Value v : aFrags[kk / 16][i])
+        a.push_back(asI32(v));
+      block = wgmmaRegA(rewriter, loc, block, a, b, n, type, !bKMajor);
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+  SmallVector<Value> all;
+  for (ArrayRef<Value> block : blockAcc)
+    llvm::append_range(all, block);
+  SmallVector<Value> done = waitCarrying(rewriter, loc, all, 0);
+  int64_t next = 0;
+  for (ArrayRef<int64_t> block : index)
+    for (int64_t reg : block)
+      regs[reg] = done[next++];
+  rewriter.replaceOp(
+      op, packVector(rewriter, loc, converter.convertType(accType), regs));
+  return success();
+}
 
 LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
                                             ArrayRef<int64_t> ring,
@@ -80,14 +249,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   state.needRing(stages * slotBytes);
   state.ringAlign = 1024;
 
-  // This iteration's slot, as a shared-window address.
-  Type i32 = rewriter.getI32Type();
-  Value slot = ringSlot(rewriter, loc, op, 0, stages);
-  Value slotAddr = arith::AddIOp::create(
-      rewriter, loc,
-      LLVM::PtrToIntOp::create(rewriter, loc, i32, ringBase(rewriter, loc)),
-      arith::MulIOp::create(rewriter, loc, slot,
-                            constI32(rewriter, loc, slotBytes)));
+  Value slotAddr = slotAddress(rewriter, loc, op, stages, slotBytes);
   // A: K-major panels [m][64], 8-row groups 1024 bytes apart (the leading
   // offset is unused when swizzled). B: N-major panels [k][64], one panel
   // (k x 128 bytes) to the next along N, 8 rows of k 1024 bytes apart.
@@ -112,27 +274,18 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
                                 constI32(rewriter, loc, 64 * 128 >> 4))));
 
   // Accumulator registers per 64-row block, in wgmma's order d[4j + q].
-  DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
-  for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {
-    auto c = accLayout->regCoord(r);
-    regOf[{c[0], c[1]}] = r;
-  }
-  int64_t blocks = m / (16 * numWarps);
-  auto accReg = [&](int64_t i, int64_t j, int64_t q) {
-    return regOf.lookup({16 * numWarps * i + 8 * (q >> 1), 8 * j + (q & 1)});
-  };
+  SmallVector<SmallVector<int64_t>> index =
+      blockRegisters(*accLayout, m, n, numWarps);
   SmallVector<Value> regs = unpackVector(rewriter, loc, acc);
   Type f32 = rewriter.getF32Type();
   auto structType =
       LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n / 2, f32));
   SmallVector<Value> blockAcc;
-  for (int64_t i = 0; i < blocks; ++i) {
+  for (ArrayRef<int64_t> block : index) {
     Value s = LLVM::UndefOp::create(rewriter, loc, structType);
-    for (int64_t j = 0; j < n / 8; ++j)
-      for (int64_t q = 0; q < 4; ++q)
-        s = LLVM::InsertValueOp::create(rewriter, loc, s,
-                                        regs[accReg(i, j, q)],
-                                        ArrayRef<int64_t>{4 * j + q});
+    for (auto [pos, reg] : llvm::enumerate(block))
+      s = LLVM::InsertValueOp::create(rewriter, loc, s, regs[reg],
+                                      ArrayRef<int64_t>{int64_t(pos)});
     blockAcc.push_back(s);
   }
 
@@ -144,7 +297,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
     // rows kk.. of every B panel.
     int64_t aK = kk / panelWidth * m * 128 + kk % panelWidth * eb;
     Value b = advance(rewriter, loc, bDesc, kk * 128);
-    for (int64_t i = 0; i < blocks; ++i) {
+    for (int64_t i = 0; i < int64_t(blockAcc.size()); ++i) {
       Value a = advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * 128);
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
@@ -158,11 +311,10 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 1);
 
-  for (int64_t i = 0; i < blocks; ++i)
-    for (int64_t j = 0; j < n / 8; ++j)
-      for (int64_t q = 0; q < 4; ++q)
-        regs[accReg(i, j, q)] = LLVM::ExtractValueOp::create(
-            rewriter, loc, blockAcc[i], ArrayRef<int64_t>{4 * j + q});
+  for (auto [block, s] : llvm::zip(index, blockAcc))
+    for (auto [pos, reg] : llvm::enumerate(block))
+      regs[reg] = LLVM::ExtractValueOp::create(
+          rewriter, loc, s, ArrayRef<int64_t>{int64_t(pos)});
   rewriter.replaceOp(
       op, packVector(rewriter, loc, converter.convertType(accType), regs));
   return success();
@@ -197,30 +349,15 @@ void mlir::tile::waitForWgmmaResults(Operation *root) {
     }
     if (scalars.empty())
       continue;
-    std::string constraints;
-    for (size_t i = 0; i < scalars.size(); ++i)
-      constraints += "=f,";
-    for (size_t i = 0; i < scalars.size(); ++i)
-      constraints += std::to_string(i) + (i + 1 < scalars.size() ? "," : "");
-    MLIRContext *ctx = b.getContext();
-    auto structType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(scalars.size(), b.getF32Type()));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, structType, scalars,
-        "wgmma.wait_group.sync.aligned " +
-            std::to_string(wait.getGroup()) + ";",
-        constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+    SmallVector<Value> waited = waitCarrying(b, loc, scalars, wait.getGroup());
     int64_t next = 0;
     for (Value r : results) {
       auto type = cast<VectorType>(r.getType());
       SmallVector<Value> elems;
       for (int64_t i = 0; i < type.getNumElements(); ++i)
-        elems.push_back(LLVM::ExtractValueOp::create(
-            b, loc, asmOp.getResult(0), ArrayRef<int64_t>{next++}));
-      Value waited = vector::FromElementsOp::create(b, loc, type, elems);
-      r.replaceUsesWithIf(waited, [&](OpOperand &use) {
+        elems.push_back(waited[next++]);
+      Value vec = vector::FromElementsOp::create(b, loc, type, elems);
+      r.replaceUsesWithIf(vec, [&](OpOperand &use) {
         return !extracts.contains(use.getOwner());
       });
     }
