@@ -13,6 +13,34 @@
 // RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
 // RUN: tile-opt %s --pass-pipeline="builtin.module(tile-map-threads,convert-tile-to-gpu{prefetch=false})" | FileCheck %s --check-prefix=NOPF
+// RUN: tile-opt %s --tile-to-llvm-nvvm="warpgroup-mma=true" --tile-emit-ptx=output=%t.wg.ptx -o /dev/null
+// RUN: FileCheck %s --check-prefix=WG < %t.wg.ptx
+// RUN: %ptxas -arch=sm_90a -v %t.wg.ptx -o %t.wg.cubin 2>&1 | FileCheck %s --check-prefix=WGPTXAS
+
+// sm_90 (warpgroup-mma): the same loop on wgmma with A from registers
+// (Q's fragments, then P), B from a swizzled ring made visible to the
+// async proxy: S = Q K^T as m64n64k16 with K-major B (trans-b 0), O += P V
+// as m64n128k16 with N-major B (trans-b 1), each waited for before the
+// softmax or the next iteration reads it.
+// WG: .target sm_90a
+// WG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// WG: cp.async.wait_group 1;
+// WG-NEXT: fence.proxy.async.shared::cta;
+// WG-NEXT: bar.sync 0;
+// WG: wgmma.fence.sync.aligned;
+// WG-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0;
+// WG: wgmma.commit_group.sync.aligned;
+// WG-NEXT: // begin inline asm
+// WG-NEXT: wgmma.wait_group.sync.aligned 0;
+// WG: shfl.sync.bfly
+// WG: wgmma.fence.sync.aligned;
+// WG-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// WG: wgmma.commit_group.sync.aligned;
+// WG-NEXT: // begin inline asm
+// WG-NEXT: wgmma.wait_group.sync.aligned 0;
+// WG-NOT: mma.sync
+// WGPTXAS-NOT: serialized
+// WGPTXAS: 0 bytes spill stores, 0 bytes spill loads
 
 // MAP: #tile.mma<{version = 2, warpsPerCTA = [8, 1]}>
 // MAP-NOT: tile.convert_layout

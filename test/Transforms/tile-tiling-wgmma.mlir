@@ -81,3 +81,30 @@ func.func @others(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 1
   }
   return %r#0, %r#1, %r#2, %r#3 : tensor<128x128xf32>, tensor<128x32xf32>, tensor<128x128xf16>, tensor<128x128xf32>
 }
+
+// -----
+
+// Attention's chained mmas (Q loop-invariant, K^T and V loaded in the loop,
+// P from the first mma): both get warpgroup tilings.
+// CHECK-LABEL: func.func @attention
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 64], instr = [64, 64, 16]}>}
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>}
+func.func @attention(%K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                     %V: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                     %q: tensor<128x128xf16>, %n: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zo = arith.constant dense<0.0> : tensor<128x128xf32>
+  %o = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zo) -> (tensor<128x128xf32>) : i32 {
+    %k = tile.load %K[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xf16>
+    %kt = tile.permute %k, [1, 0] : tensor<64x128xf16> -> tensor<128x64xf16>
+    %s = tile.mma %q, %kt, %zs : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    %p = math.exp %s : tensor<128x64xf32>
+    %ph = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xf16>
+    %v = tile.load %V[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xf16>
+    %r = tile.mma %ph, %v, %acc : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+    scf.yield %r : tensor<128x128xf32>
+  }
+  return %o : tensor<128x128xf32>
+}
