@@ -114,9 +114,10 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
-/// A wgmma ring keeps one slot more (the previous iteration's wgmma may
-/// still read it) in up to 192 KB: one block per SM, its loads hidden by
-/// the ring rather than by a second block.
+/// A wgmma ring (3-4 slots in up to 192 KB) serves one block per SM (the
+/// wgmma kernels' accumulators leave registers for one), whose loads the
+/// ring hides rather than a second block; a matmul ring also keeps the
+/// previous iteration's slot, which its wgmma may still read.
 int64_t warpgroupRingStages(int64_t slotBytes) {
   return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
@@ -324,7 +325,8 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   }
   if (operands.empty())
     return false;
-  int64_t stages = ringStages(slotBytes);
+  int64_t stages =
+      warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes);
   int64_t swizzle = warpgroup ? 128 : 0;
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();
