@@ -77,7 +77,8 @@ void CudaDriver::load() {
   }
   if (numDevices == 0)
     failure = "no CUDA device is visible";
-  primaryContexts.assign(size_t(numDevices), nullptr);
+  primaryContexts.reset(new std::atomic<CUcontext>[size_t(numDevices)]());
+  usable.store(failure.empty(), std::memory_order_release);
 }
 
 int CudaDriver::deviceCount() {
@@ -91,6 +92,8 @@ std::string CudaDriver::unavailableReason() {
 }
 
 const CudaApiTable &CudaDriver::api() {
+  if (usable.load(std::memory_order_acquire))
+    return table;
   std::call_once(loaded, [this] { load(); });
   if (!failure.empty())
     throw CudaError(-1, failure);
@@ -116,16 +119,20 @@ void CudaDriver::check(CUresult result, const char *what) {
 
 CUcontext CudaDriver::primaryContext(int device) {
   const CudaApiTable &cu = api();
-  std::lock_guard<std::mutex> lock(contextsMutex);
   if (device < 0 || device >= numDevices)
     throw CudaError(-1, "CUDA device " + std::to_string(device) +
                             " does not exist (" + std::to_string(numDevices) +
                             " visible)");
-  CUcontext &ctx = primaryContexts[size_t(device)];
+  std::atomic<CUcontext> &slot = primaryContexts[size_t(device)];
+  if (CUcontext ctx = slot.load(std::memory_order_acquire))
+    return ctx; // retained before: no lock (a launch with no current context)
+  std::lock_guard<std::mutex> lock(contextsMutex);
+  CUcontext ctx = slot.load(std::memory_order_relaxed);
   if (!ctx) {
     CUdevice dev;
     check(cu.cuDeviceGet(&dev, device), "cuDeviceGet");
     check(cu.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    slot.store(ctx, std::memory_order_release);
   }
   return ctx;
 }

@@ -11,6 +11,8 @@
 
 #include "runtime/CudaApi.h"
 
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -91,12 +93,17 @@ private:
 
   std::string libraryPath;
   std::once_flag loaded;
+  // Set once the driver loaded and is usable: api() is on every launch's
+  // path, and std::call_once costs a TLS lookup per call.
+  std::atomic<bool> usable{false};
   void *handle = nullptr;
   CudaApiTable table{};
   std::string failure; // set when unusable
   int numDevices = 0;
-  std::mutex contextsMutex;
-  std::vector<cu::CUcontext> primaryContexts; // by device ordinal
+  std::mutex contextsMutex; // serializes retaining primary contexts
+  // By device ordinal; null until retained, then fixed: read without the
+  // lock by launches that find no current context.
+  std::unique_ptr<std::atomic<cu::CUcontext>[]> primaryContexts;
 };
 
 /// Makes `ctx` current for a scope and restores what was current before, so

@@ -59,13 +59,36 @@ CUfunction CudaModule::function(CUcontext ctx) {
     throw CudaError(r, "loading kernel '" + kernelName + "' failed: " + why);
   }
   loaded.push_back({ctx, module, fn});
+  int n = published.load(std::memory_order_relaxed);
+  if (n < kFastSlots) {
+    fast[size_t(n)] = {ctx, fn};
+    published.store(n + 1, std::memory_order_release);
+  }
   return fn;
+}
+
+CUfunction CudaModule::loadedFunction(CUcontext ctx) const {
+  int n = published.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (fast[size_t(i)].first == ctx)
+      return fast[size_t(i)].second;
+  return nullptr;
 }
 
 void CudaModule::launch(const LaunchConfig &config, CUstream stream,
                         void **params) {
+  launchImpl(config, stream, params, /*mayLoad=*/true);
+}
+
+bool CudaModule::launchIfLoaded(const LaunchConfig &config, CUstream stream,
+                                void **params) {
+  return launchImpl(config, stream, params, /*mayLoad=*/false);
+}
+
+bool CudaModule::launchImpl(const LaunchConfig &config, CUstream stream,
+                            void **params, bool mayLoad) {
   if (config.grid[0] == 0 || config.grid[1] == 0 || config.grid[2] == 0)
-    return; // an empty grid launches nothing, as in Triton
+    return true; // an empty grid launches nothing, as in Triton
   // One query of the current context serves both the default streams'
   // context and the switch below (launches are the hot path).
   const CudaApiTable &cu = driver.api();
@@ -74,7 +97,11 @@ void CudaModule::launch(const LaunchConfig &config, CUstream stream,
   CUcontext ctx = !isSpecialStream(stream) ? driver.contextForStream(stream)
                   : current               ? current
                                           : driver.primaryContext(0);
-  CUfunction fn = function(ctx);
+  CUfunction fn = loadedFunction(ctx);
+  if (!fn && !mayLoad)
+    return false;
+  if (!fn)
+    fn = function(ctx);
   ScopedContext scope(driver, ctx, current);
   CUresult r = cu.cuLaunchKernel(
       fn, config.grid[0], config.grid[1], config.grid[2], config.block[0],
@@ -83,4 +110,5 @@ void CudaModule::launch(const LaunchConfig &config, CUstream stream,
   if (r != CUDA_SUCCESS)
     throw CudaError(r, "launching kernel '" + kernelName + "' failed: " +
                            driver.describe(r));
+  return true;
 }

@@ -10,6 +10,7 @@
 #include "runtime/CudaDriver.h"
 
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,6 +39,13 @@ public:
   /// packed parameters. Throws CudaError with the driver's message.
   void launch(const LaunchConfig &config, cu::CUstream stream, void **params);
 
+  /// launch() when the kernel is loaded in the launch's context already;
+  /// false, launching nothing, when launch() would load the module first.
+  /// The Python bindings keep the GIL for this and release it only for the
+  /// load (milliseconds), as torch keeps it for its launches.
+  bool launchIfLoaded(const LaunchConfig &config, cu::CUstream stream,
+                      void **params);
+
   const std::string &name() const { return kernelName; }
   const std::string &image() const { return cubin; }
 
@@ -48,12 +56,22 @@ private:
     cu::CUfunction function;
   };
 
+  /// The kernel in `ctx` when loaded there, else null; takes no lock.
+  cu::CUfunction loadedFunction(cu::CUcontext ctx) const;
+  bool launchImpl(const LaunchConfig &config, cu::CUstream stream,
+                  void **params, bool mayLoad);
+
   CudaDriver &driver;
   std::string cubin;
   std::string kernelName;
   unsigned sharedMem;
   std::mutex mutex;
   std::vector<Loaded> loaded;
+  // The first contexts' functions, for the launch path without the mutex:
+  // a slot is written once, under the mutex, before `published` counts it.
+  static constexpr int kFastSlots = 8;
+  std::array<std::pair<cu::CUcontext, cu::CUfunction>, kFastSlots> fast{};
+  std::atomic<int> published{0};
 };
 
 } // namespace tile::runtime

@@ -53,11 +53,16 @@ public:
 
   void launch(const std::array<int64_t, 3> &grid, const py::tuple &args,
               uintptr_t stream) override {
-    if (size_t(args.size()) != plan.size())
+    launchValues(grid, &PyTuple_GET_ITEM(args.ptr(), 0), size_t(args.size()),
+                 stream);
+  }
+
+  void launchValues(const std::array<int64_t, 3> &grid, PyObject *const *args,
+                    size_t n, uintptr_t stream) override {
+    if (n != plan.size())
       throw LaunchError{"kernel '" + name + "' takes " +
                         std::to_string(plan.size()) +
-                        " flat argument values, got " +
-                        std::to_string(args.size())};
+                        " flat argument values, got " + std::to_string(n)};
     rt::LaunchConfig config;
     for (int d = 0; d < 3; ++d) {
       if (grid[d] < 0 || grid[d] > INT32_MAX)
@@ -71,18 +76,21 @@ public:
 
     rt::PackedArgs packed(plan);
     try {
-      // PyTuple_GET_ITEM: a borrowed item, no accessor object per value.
-      for (size_t i = 0; i < plan.size(); ++i)
-        pack(packed, i, PyTuple_GET_ITEM(args.ptr(), Py_ssize_t(i)));
+      for (size_t i = 0; i < n; ++i)
+        pack(packed, i, args[i]);
     } catch (const rt::ArgError &e) {
       throw LaunchError{"kernel '" + name + "': " + e.what()};
     }
+    auto cuStream = reinterpret_cast<rt::cu::CUstream>(stream);
     try {
-      // Loading a module takes milliseconds and a launch may wait on a full
-      // queue: neither needs the GIL.
-      py::gil_scoped_release release;
-      module.launch(config, reinterpret_cast<rt::cu::CUstream>(stream),
-                    packed.params());
+      // A loaded kernel's launch only queues work: it keeps the GIL, as
+      // torch's launches do (dropping and retaking it cost more than the
+      // rest of the launch, and hand it to any thread waiting for it).
+      // Loading a module takes milliseconds: that goes without the GIL.
+      if (!module.launchIfLoaded(config, cuStream, packed.params())) {
+        py::gil_scoped_release release;
+        module.launch(config, cuStream, packed.params());
+      }
     } catch (const rt::CudaError &e) {
       throw LaunchError{e.what()};
     }
@@ -90,17 +98,18 @@ public:
 
 private:
   void pack(rt::PackedArgs &packed, size_t i, PyObject *value) {
-    if (PyFloat_Check(value)) {
-      packed.setFloat(i, PyFloat_AS_DOUBLE(value));
-      return;
-    }
-    if (PyLong_CheckExact(value)) { // the common case: no conversion
+    // Exact ints first: pointers, extents and strides are most values, and
+    // PyFloat_Check on an int walks the type's bases.
+    if (PyLong_CheckExact(value)) {
       int overflow = 0;
       long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
       if (!overflow) {
         packed.setInt(i, v);
         return;
       }
+    } else if (PyFloat_Check(value)) {
+      packed.setFloat(i, PyFloat_AS_DOUBLE(value));
+      return;
     }
     // ints, bools, and anything with __index__ (NumPy integers)
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(value));

@@ -36,6 +36,13 @@ public:
   virtual void launch(const std::array<int64_t, 3> &grid,
                       const py::tuple &args, uintptr_t stream) = 0;
 
+  /// launch() of `n` flat values that are not in a tuple: the dispatcher
+  /// calls this directly (no tuple, no `fast_launch` call to parse). By
+  /// default through a tuple. Needs the GIL.
+  virtual void launchValues(const std::array<int64_t, 3> &grid,
+                            PyObject *const *args, size_t n,
+                            uintptr_t stream);
+
   /// `Kernel.asm`: every text stage, then the binary ones as bytes.
   py::dict asmDict() const;
 
@@ -63,6 +70,13 @@ std::unique_ptr<Kernel> compileCpuKernel(mlir::ModuleOp module,
                                          const mlir::tile::CompileOptions &opts);
 std::unique_ptr<Kernel> compileCudaKernel(mlir::ModuleOp module,
                                           const mlir::tile::CompileOptions &opts);
+/// The Kernel behind a `Kernel.fast_launch` callable; null for anything else
+/// (the Python tests' stand-ins, a replaced `_launch`).
+Kernel *fastLaunchKernel(PyObject *callable);
+/// `fast_launch(grid3, args, stream)` with the arguments as `n` values: true
+/// when launched, false with a Python error set.
+bool fastLaunchValues(Kernel &kernel, PyObject *grid3, PyObject *const *args,
+                      size_t n, PyObject *stream);
 /// Adds `Dispatcher` (Dispatch.cpp: the launch hot path) to the module;
 /// false with a Python error set on failure.
 bool addDispatcher(PyObject *module);

@@ -135,27 +135,9 @@ PyObject *fastLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
                     "fast_launch(grid: (x, y, z), args: tuple, stream: int)");
     return nullptr;
   }
-  std::array<int64_t, 3> grid;
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(args[0], d));
-    if (grid[d] == -1 && PyErr_Occurred())
-      return nullptr;
-  }
-  uintptr_t stream = PyLong_AsUnsignedLongLongMask(args[2]);
-  if (stream == uintptr_t(-1) && PyErr_Occurred())
+  if (!fastLaunchValues(*kernel, args[0], &PyTuple_GET_ITEM(args[1], 0),
+                        size_t(PyTuple_GET_SIZE(args[1])), args[2]))
     return nullptr;
-  try {
-    kernel->launch(grid, py::reinterpret_borrow<py::tuple>(args[1]), stream);
-  } catch (const LaunchError &e) {
-    PyErr_SetString(launchErrorType, e.message.c_str());
-    return nullptr;
-  } catch (py::error_already_set &e) {
-    e.restore();
-    return nullptr;
-  } catch (const std::exception &e) {
-    PyErr_SetString(launchErrorType, e.what());
-    return nullptr;
-  }
   Py_RETURN_NONE;
 }
 
@@ -165,6 +147,51 @@ PyMethodDef fastLaunchDef = {
     METH_FASTCALL, "launch(grid, args, stream) without argument conversion"};
 
 } // namespace
+
+void Kernel::launchValues(const std::array<int64_t, 3> &grid,
+                          PyObject *const *args, size_t n, uintptr_t stream) {
+  py::tuple values(n);
+  for (size_t i = 0; i < n; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(values.ptr(), Py_ssize_t(i), args[i]);
+  }
+  launch(grid, values, stream);
+}
+
+Kernel *tile_py::fastLaunchKernel(PyObject *callable) {
+  if (!PyCFunction_Check(callable) ||
+      PyCFunction_GET_FUNCTION(callable) != fastLaunchDef.ml_meth)
+    return nullptr;
+  return static_cast<Kernel *>(PyCapsule_GetPointer(
+      PyTuple_GET_ITEM(PyCFunction_GET_SELF(callable), 1), nullptr));
+}
+
+bool tile_py::fastLaunchValues(Kernel &kernel, PyObject *grid3,
+                               PyObject *const *args, size_t n,
+                               PyObject *stream) {
+  std::array<int64_t, 3> grid;
+  for (int d = 0; d < 3; ++d) {
+    grid[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(grid3, d));
+    if (grid[d] == -1 && PyErr_Occurred())
+      return false;
+  }
+  uintptr_t s = PyLong_AsUnsignedLongLongMask(stream);
+  if (s == uintptr_t(-1) && PyErr_Occurred())
+    return false;
+  try {
+    kernel.launchValues(grid, args, n, s);
+  } catch (const LaunchError &e) {
+    PyErr_SetString(launchErrorType, e.message.c_str());
+    return false;
+  } catch (py::error_already_set &e) {
+    e.restore();
+    return false;
+  } catch (const std::exception &e) {
+    PyErr_SetString(launchErrorType, e.what());
+    return false;
+  }
+  return true;
+}
 
 PYBIND11_MODULE(_tile, m) {
   m.doc() = "tile's compiler and runtime: compile tile IR, launch kernels";

@@ -107,6 +107,29 @@ TEST_F(CudaModuleTest, LoadsLazilyOncePerContext) {
   EXPECT_EQ(counter("fake_cuda_unloads"), 2);
 }
 
+// launchIfLoaded (the bindings' launch with the GIL held) launches only where
+// the module is loaded already, and loads nothing.
+TEST_F(CudaModuleTest, LaunchIfLoadedNeverLoads) {
+  CudaModule module(driver, "k", "k", 0);
+  LaunchConfig config;
+  EXPECT_FALSE(module.launchIfLoaded(config, stream(0), nullptr));
+  EXPECT_EQ(counter("fake_cuda_loads"), 0);
+  EXPECT_EQ(counter("fake_cuda_launches"), 0);
+  module.launch(config, stream(0), nullptr);
+  EXPECT_TRUE(module.launchIfLoaded(config, stream(0), nullptr));
+  EXPECT_EQ(counter("fake_cuda_launches"), 2);
+  EXPECT_EQ(counter("fake_cuda_launch_device"), 0);
+  EXPECT_FALSE(module.launchIfLoaded(config, stream(1), nullptr)); // device 1
+  EXPECT_EQ(counter("fake_cuda_loads"), 1);
+  module.launch(config, stream(1), nullptr);
+  EXPECT_TRUE(module.launchIfLoaded(config, stream(1), nullptr));
+  EXPECT_EQ(counter("fake_cuda_launch_device"), 1);
+  EXPECT_EQ(counter("fake_cuda_launches"), 4);
+  config.grid = {0, 1, 1}; // an empty grid: done, nothing launched
+  EXPECT_TRUE(module.launchIfLoaded(config, stream(1), nullptr));
+  EXPECT_EQ(counter("fake_cuda_launches"), 4);
+}
+
 // The legacy stream runs in the current context, else device 0's primary
 // context, which is then retained once.
 TEST_F(CudaModuleTest, DefaultStreamContext) {
