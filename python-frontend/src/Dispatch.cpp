@@ -24,8 +24,9 @@
 // replaced or removed.
 //
 // Kernel objects stay generic: the launch goes through the CompiledKernel's
-// `_launch(grid3, flat, stream)` (usually `_tile.Kernel.fast_launch`), so
-// the Python tests' stand-in kernels run through this path as well.
+// `_launch(grid3, flat, stream)`, so the Python tests' stand-in kernels run
+// through this path as well. When `_launch` is `_tile.Kernel.fast_launch`
+// (the usual case), the Kernel is called directly with the flat values.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -59,7 +60,8 @@ constexpr int kWords = 3; // compact key words per parameter
 
 PyObject *sIsCuda, *sDataPtr, *sShape, *sStride, *sDtype, *sCai, *sData,
     *sTypestr, *sStrides, *sStream, *sStreamFn, *sStreamOf, *sLaunch, *sGrid3,
-    *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sZero, *sOne;
+    *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sBinder,
+    *sBuildLauncher, *sZero, *sOne;
 
 struct TypeInfo {
   PyTypeObject *type; // owned
@@ -742,15 +744,27 @@ PyObject *run(Impl &im, Hit &hit, PyObject *grid, PyObject *grid3,
   }
   if (!s)
     return nullptr;
+  // Read per call: tests and launch_profile.py replace `_launch`.
+  Ref launch(PyObject_GetAttr(ck, sLaunch));
+  if (!launch)
+    return nullptr;
+  if (tile_py::Kernel *kernel = tile_py::fastLaunchKernel(launch.p)) {
+    if (PyTuple_CheckExact(g3.p) && PyTuple_GET_SIZE(g3.p) == 3) {
+      // What `fast_launch` would do, without the flat tuple and the call.
+      if (!tile_py::fastLaunchValues(*kernel, g3.p, w.flat, size_t(w.nflat),
+                                     s.p)) {
+        raiseLaunchError(ck);
+        return nullptr;
+      }
+      Py_RETURN_NONE;
+    }
+  }
   Ref flat(PyTuple_New(w.nflat));
   if (!flat)
     return nullptr;
   for (Py_ssize_t i = 0; i < w.nflat; ++i)
     PyTuple_SET_ITEM(flat.p, i, w.flat[i]); // steals
   w.nflat = 0;
-  Ref launch(PyObject_GetAttr(ck, sLaunch));
-  if (!launch)
-    return nullptr;
   PyObject *callArgs[3] = {g3.p, flat.p, s.p};
   Ref r(PyObject_Vectorcall(launch.p, callArgs, 3, nullptr));
   if (!r) {
@@ -983,6 +997,28 @@ PyObject *boundVectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                   PyVectorcall_NARGS(nargsf), kwnames);
 }
 
+/// True when `grid` is `last`, or both are tuples of the same exact ints: a
+/// grid computed per call, `kernel[(cdiv(n, BLOCK),)]`, is a new tuple each
+/// time, and its launcher is the last one.
+bool sameGrid(PyObject *grid, PyObject *last) {
+  if (grid == last)
+    return true;
+  if (!last || !PyTuple_CheckExact(grid) ||
+      PyTuple_GET_SIZE(grid) != PyTuple_GET_SIZE(last))
+    return false;
+  for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(grid); ++d) {
+    PyObject *a = PyTuple_GET_ITEM(grid, d), *b = PyTuple_GET_ITEM(last, d);
+    if (a == b)
+      continue;
+    if (!PyLong_CheckExact(a) || !PyLong_CheckExact(b))
+      return false;
+    int cmp = PyObject_RichCompareBool(a, b, Py_EQ); // exact ints: no error
+    if (cmp != 1)
+      return false;
+  }
+  return true;
+}
+
 PyObject *dispatcherBind(PyObject *selfObj, PyObject *grid) {
   auto *self = reinterpret_cast<DispatcherObject *>(selfObj);
   Impl *im = self->impl;
@@ -990,7 +1026,7 @@ PyObject *dispatcherBind(PyObject *selfObj, PyObject *grid) {
     PyErr_SetString(PyExc_RuntimeError, "Dispatcher not initialized");
     return nullptr;
   }
-  if (grid == im->lastGrid && im->lastBound) {
+  if (im->lastBound && sameGrid(grid, im->lastGrid)) {
     Py_INCREF(im->lastBound);
     return im->lastBound;
   }
@@ -1019,6 +1055,65 @@ PyObject *dispatcherBind(PyObject *selfObj, PyObject *grid) {
   }
   return reinterpret_cast<PyObject *>(b);
 }
+
+// -- Kernel.__getitem__ ------------------------------------------------------------
+
+/// `kernel[grid]` as kernel.py's Kernel.__getitem__ does it,
+/// `(self._binder or self._build_launcher())(grid)`, without a Python frame,
+/// and with a Dispatcher's `bind` called directly. kernel.py installs it as
+/// Kernel.__getitem__ (a method descriptor: called with the kernel first).
+PyObject *subscriptVectorcall(PyObject *, PyObject *const *args,
+                              size_t nargsf, PyObject *kwnames) {
+  if (PyVectorcall_NARGS(nargsf) != 2 || kwnames) {
+    PyErr_SetString(PyExc_TypeError, "Kernel.__getitem__(kernel, grid)");
+    return nullptr;
+  }
+  PyObject *kernel = args[0], *grid = args[1];
+  Ref binder(PyObject_GetAttr(kernel, sBinder));
+  if (!binder)
+    return nullptr;
+  int truth = PyCFunction_Check(binder.p) ? 1 : PyObject_IsTrue(binder.p);
+  if (truth < 0)
+    return nullptr;
+  if (!truth) {
+    Py_SETREF(binder.p, PyObject_CallMethodNoArgs(kernel, sBuildLauncher));
+    if (!binder)
+      return nullptr;
+  }
+  if (PyCFunction_Check(binder.p) &&
+      PyCFunction_GET_FUNCTION(binder.p) == dispatcherBind) {
+    PyObject *d = PyCFunction_GET_SELF(binder.p);
+    if (d && Py_TYPE(d) == &DispatcherType)
+      return dispatcherBind(d, grid);
+  }
+  return PyObject_CallOneArg(binder.p, grid);
+}
+
+/// As a method: `kernel.__getitem__` is bound like a function's.
+PyObject *subscriptGet(PyObject *self, PyObject *obj, PyObject *) {
+  if (!obj || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+struct SubscriptObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+};
+
+PyTypeObject SubscriptType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "tile._tile.KernelSubscript";
+  t.tp_basicsize = sizeof(SubscriptObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
+               Py_TPFLAGS_METHOD_DESCRIPTOR;
+  t.tp_doc = "Kernel.__getitem__ in C: kernel[grid] -> the bound launcher";
+  t.tp_vectorcall_offset = offsetof(SubscriptObject, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_descr_get = subscriptGet;
+  return t;
+}();
 
 PyObject *dispatcherInvalidate(PyObject *selfObj, PyObject *) {
   Impl *im = reinterpret_cast<DispatcherObject *>(selfObj)->impl;
@@ -1124,7 +1219,8 @@ bool tile_py::addDispatcher(PyObject *module) {
                {&sStreamFn, "_stream_fn"}, {&sStreamOf, "_stream_of"},
                {&sBinary, "binary"},    {&sLaunch, "_launch"},
                {&sRawStream, "raw_stream"}, {&sCurDevice, "current_device"},
-               {&sClass, "__class__"},
+               {&sClass, "__class__"},  {&sBinder, "_binder"},
+               {&sBuildLauncher, "_build_launcher"},
                {&sGrid3, "_grid3"},     {&sLaunchError, "_launch_error"}};
   for (Name &n : names)
     if (!*n.slot && !(*n.slot = PyUnicode_InternFromString(n.text)))
@@ -1133,8 +1229,21 @@ bool tile_py::addDispatcher(PyObject *module) {
     return false;
   if (!sOne && !(sOne = PyLong_FromLong(1)))
     return false;
-  if (PyType_Ready(&DispatcherType) < 0 || PyType_Ready(&BoundType) < 0)
+  if (PyType_Ready(&DispatcherType) < 0 || PyType_Ready(&BoundType) < 0 ||
+      PyType_Ready(&SubscriptType) < 0)
     return false;
+  // `Dispatcher.kernel_subscript`: reached through the Dispatcher class, so
+  // the Python tests' stand-in modules, which carry the real class, get it.
+  auto *sub = PyObject_New(SubscriptObject, &SubscriptType);
+  if (!sub)
+    return false;
+  sub->vectorcall = subscriptVectorcall;
+  int set = PyDict_SetItemString(DispatcherType.tp_dict, "kernel_subscript",
+                                 reinterpret_cast<PyObject *>(sub));
+  Py_DECREF(sub);
+  if (set < 0)
+    return false;
+  PyType_Modified(&DispatcherType);
   Py_INCREF(&DispatcherType);
   if (PyModule_AddObject(module, "Dispatcher",
                          reinterpret_cast<PyObject *>(&DispatcherType)) < 0) {

@@ -247,7 +247,8 @@ class Kernel:
     def __getitem__(self, grid):
         # The dispatcher's bound launcher, or a C-level partial of the
         # generated launcher: no Python frame of ours between the user's call
-        # and the launch path.
+        # and the launch path. Once `_tile` is in use, `_install_subscript`
+        # replaces this method with the same code in C (Dispatch.cpp).
         return (self._binder or self._build_launcher())(grid)
 
     def __call__(self, *args, **kwargs):
@@ -469,7 +470,17 @@ def _make_dispatcher(kern, handlers):
             kind=interop.fast_kind(handlers), dtype=interop.fast_dtype,
             slow=_make_launcher(kern, handlers, return_entry=True))
     kern.cache._on_change = d.invalidate
+    _install_subscript(cls)
     return d
+
+
+def _install_subscript(dispatcher_cls):
+    """Kernel.__getitem__ in C, once `_tile` is in use: `kernel[grid]` then
+    runs no Python frame (the C one does what Kernel.__getitem__ does, for
+    every launcher; see Dispatch.cpp)."""
+    sub = getattr(dispatcher_cls, "kernel_subscript", None)
+    if sub is not None and Kernel.__dict__["__getitem__"] is not sub:
+        Kernel.__getitem__ = sub
 
 
 def _make_launcher(kern, handlers, return_entry=False):

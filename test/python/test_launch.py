@@ -260,6 +260,52 @@ def test_torch_tensors_use_the_current_stream(fake, fake_torch):
         k[(2,)](x, x, FakeTensor(1024, "complex64"), 3, 1.0, True, BLOCK=128)
 
 
+def test_torch_stream_is_read_on_every_launch(fake, fake_torch):
+    """`with torch.cuda.stream(s)` or a device switch between two launches:
+    each launch asks torch again (nothing about the stream is cached)."""
+    fake.gpus = 2
+    state = {"dev": 0, "stream": {0: 0, 1: 0}}
+    fake_torch._C = types.SimpleNamespace(
+        _cuda_getCurrentRawStream=lambda dev: state["stream"][dev],
+        _cuda_getDevice=lambda: state["dev"])
+    k = make_vadd()
+    x = FakeTensor(1024)
+    go = k[(2,)]
+    for _ in range(2):  # the second call is a dispatch-cache hit
+        go(x, x, x, 3, 1.0, True, BLOCK=128)
+        assert fake.launches[-1][2] == 0  # the default (legacy) stream
+    state["stream"][0] = 0x7777  # a user stream made current
+    go(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.launches[-1][2] == 0x7777
+    state["dev"], state["stream"][1] = 1, 0x8888  # torch.cuda.set_device(1)
+    go(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.launches[-1][2] == 0x8888
+    state["dev"], state["stream"][0] = 0, 0  # back to the default stream
+    go(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.launches[-1][2] == 0
+    go(x, x, x, 3, 1.0, True, BLOCK=128, stream=5)  # an explicit stream wins
+    assert fake.launches[-1][2] == 5
+
+
+def test_grids_computed_per_call(fake):
+    """kernel[(cdiv(n, BLOCK),)] builds a new tuple per call: equal grids
+    launch the same, other values their own grid."""
+    k = make_vadd()
+    x = np.zeros(1024, np.float32)
+    for n in (1024, 1024, 4096, 1024, 2 ** 40):
+        grid = (tile.cdiv(n, 128),)
+        k[grid](x, x, x, 3, 1.0, True, BLOCK=128)
+        assert fake.launches[-1][0] == (tile.cdiv(n, 128), 1, 1)
+    k[(2, 3)](x, x, x, 3, 1.0, True, BLOCK=128)
+    k[(2, 4)](x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.launches[-1][0] == (2, 4, 1)
+    k[(2, True)](x, x, x, 3, 1.0, True, BLOCK=128)  # not an exact int
+    assert fake.launches[-1][0] == (2, 1, 1)
+    assert callable(k.__getitem__((5,)))  # a bound method, as a function's
+    if k._dispatcher is not None:  # the C launcher is reused, not rebuilt
+        assert k[(int("7"),)] is k[(int("7"),)]
+
+
 class CudaArray:
     def __init__(self, shape, typestr, strides=None, addr=1 << 33):
         self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr,
