@@ -152,22 +152,29 @@ MmaTilingAttr mlir::tile::getMmaTiling(MmaOp op, int numWarps, bool rowsOnly) {
   return MmaTilingAttr::get(op.getContext(), warps, warpTile, instr);
 }
 
-/// The tile.load `v` comes from through single-use reshapes and one 2-d
-/// transpose (K^T of a (1, N, D) block), in `block`; null otherwise.
-static LoadOp loadThroughView(Value v, Block *block) {
-  bool transposed = false;
+LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
+                                       SmallVectorImpl<Operation *> *chain,
+                                       bool *transposed) {
+  bool permuted = false;
   while (Operation *def = v.getDefiningOp()) {
     if (!v.hasOneUse() || def->getBlock() != block)
       return {};
-    if (auto load = dyn_cast<LoadOp>(def))
-      return load.getOrder() ? LoadOp() : load;
-    if (auto permute = dyn_cast<PermuteOp>(def)) {
-      if (transposed || permute.getPerm().size() != 2)
+    if (auto load = dyn_cast<LoadOp>(def)) {
+      if (load.getOrder())
         return {};
-      transposed = true;
+      if (transposed)
+        *transposed = permuted;
+      return load;
+    }
+    if (auto permute = dyn_cast<PermuteOp>(def)) {
+      if (permuted || permute.getPerm().size() != 2)
+        return {};
+      permuted = true;
     } else if (!isa<ReshapeOp>(def)) {
       return {};
     }
+    if (chain)
+      chain->push_back(def);
     v = def->getOperand(0);
   }
   return {};
@@ -189,7 +196,7 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
   // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-  if (!loop || !loadThroughView(op.getB(), op->getBlock()))
+  if (!loop || !findLoadThroughView(op.getB(), op->getBlock()))
     return {};
   auto aLoad = op.getA().getDefiningOp<LoadOp>();
   bool aInRing = aLoad && aLoad->getBlock() == op->getBlock() &&

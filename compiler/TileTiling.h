@@ -44,6 +44,14 @@ SmallVector<int64_t> chooseMmaWarps(ArrayRef<int64_t> shape, int numWarps,
 /// The tiling of a tensor-core mma over `numWarps` warps (null for FMA).
 MmaTilingAttr getMmaTiling(MmaOp op, int numWarps, bool rowsOnly);
 
+/// The tile.load `v` is read from through single-use reshapes and at most
+/// one 2-d transpose (K^T of a (1, N, D) block), all in `block`, or null.
+/// `chain` gets the view ops from `v` down; `transposed` whether one is a
+/// transpose.
+LoadOp findLoadThroughView(Value v, Block *block,
+                           SmallVectorImpl<Operation *> *chain = nullptr,
+                           bool *transposed = nullptr);
+
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.
 /// `chained`: A is another mma's result (registers).

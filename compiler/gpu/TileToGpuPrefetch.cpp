@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
+#include "compiler/TileTiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -245,29 +246,6 @@ bool pipelineAsync(scf::ForOp forOp) {
   return true;
 }
 
-/// The load a B operand comes from through unit-dim reshapes and at most
-/// one transpose (K^T of a (1, N, D) block), every value single-use.
-LoadOp bSourceLoad(Value b, SmallVectorImpl<Operation *> &chain,
-                   bool &transposed) {
-  transposed = false;
-  for (Value v = b;;) {
-    Operation *def = v.getDefiningOp();
-    if (!def || !v.hasOneUse())
-      return {};
-    if (auto load = dyn_cast<LoadOp>(def))
-      return load;
-    if (auto permute = dyn_cast<PermuteOp>(def)) {
-      if (transposed || permute.getPerm().size() != 2)
-        return {};
-      transposed = true;
-    } else if (!isa<ReshapeOp>(def)) {
-      return {};
-    }
-    chain.push_back(def);
-    v = def->getOperand(0);
-  }
-}
-
 /// Every mma of the loop reads its B from a cp.async ring (attention's K^T
 /// and V); A stays where it is (registers, or fragments hoisted in front
 /// of the loop). False if some mma's B does not come from a suitable load.
@@ -295,9 +273,9 @@ bool pipelineAsyncB(scf::ForOp forOp) {
       return false;
     Operand o;
     o.mma = mma;
-    bool transposed;
-    o.load = bSourceLoad(mma.getB(), o.chain, transposed);
-    if (!o.load || o.load->getBlock() != body || !copiesIn16Bytes(o.load))
+    bool transposed = false;
+    o.load = findLoadThroughView(mma.getB(), body, &o.chain, &transposed);
+    if (!o.load || !copiesIn16Bytes(o.load))
       return false;
     // The mma lowering keeps B transposed exactly when its registers run
     // along k, which is what the transpose of a row-major block gives.

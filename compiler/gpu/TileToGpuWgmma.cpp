@@ -155,6 +155,43 @@ SmallVector<Value> wgmmaRegA(OpBuilder &b, Location loc, ValueRange acc,
   return out;
 }
 
+/// What both lowerings read off the op and its ring attribute; claims the
+/// ring's shared memory (1024-aligned for the swizzle pattern).
+struct WarpgroupMma {
+  RankedTensorType accType;
+  LinearLayout accLayout;
+  int64_t m, n, k, elemBytes, numWarps;
+  Type inType;
+  int64_t stages, slotBytes, aOffset, bOffset;
+  bool bKMajor;
+
+  static FailureOr<WarpgroupMma> get(MmaOp op, ArrayRef<int64_t> ring,
+                                     GpuLoweringState &state) {
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto accType = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
+    if (failed(accLayout))
+      return failure();
+    state.needRing(ring[0] * ring[1]);
+    state.ringAlign = 1024;
+    return WarpgroupMma{accType,
+                        *accLayout,
+                        accType.getDimSize(0),
+                        accType.getDimSize(1),
+                        aType.getDimSize(1),
+                        storageBytes(aType.getElementType()),
+                        op.getTilingAttr().getWarps()[0],
+                        aType.getElementType(),
+                        ring[0],
+                        ring[1],
+                        ring[2],
+                        ring[3],
+                        ring.size() > 4 && ring[4] != 0};
+  }
+  /// K (A) or N (B) elements per 128-byte panel row.
+  int64_t panelWidth() const { return 128 / elemBytes; }
+};
+
 } // namespace
 
 LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
@@ -162,26 +199,17 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     ArrayRef<int64_t> ring, ConversionPatternRewriter &rewriter,
     const TypeConverter &converter, GpuLoweringState &state) {
   Location loc = op.getLoc();
-  auto aType = cast<RankedTensorType>(op.getA().getType());
-  auto accType = cast<RankedTensorType>(op.getType());
-  FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
-  if (failed(accLayout))
+  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op, ring, state);
+  if (failed(w))
     return failure();
-  int64_t m = accType.getDimSize(0), n = accType.getDimSize(1),
-          k = aType.getDimSize(1);
-  int64_t eb = storageBytes(aType.getElementType());
-  int64_t panelWidth = 128 / eb;
-  int64_t numWarps = op.getTilingAttr().getWarps()[0];
-  int64_t stages = ring[0], slotBytes = ring[1], bOffset = ring[3];
-  bool bKMajor = ring.size() > 4 && ring[4];
-  state.needRing(stages * slotBytes);
-  state.ringAlign = 1024;
+  int64_t n = w->n, k = w->k, eb = w->elemBytes, panelWidth = w->panelWidth();
+  bool bKMajor = w->bKMajor;
 
   // B = K^T: the loaded K block [n][k] is K-major (panels along k, n rows
   // each). B = V: the loaded block [k][n] is N-major (panels along n).
   Value bAddr = arith::AddIOp::create(
-      rewriter, loc, slotAddress(rewriter, loc, op, stages, slotBytes),
-      constI32(rewriter, loc, bOffset));
+      rewriter, loc, slotAddress(rewriter, loc, op, w->stages, w->slotBytes),
+      constI32(rewriter, loc, w->bOffset));
   Value bDesc = matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128,
                                  1024);
   Type i32 = rewriter.getI32Type();
@@ -191,7 +219,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
                : LLVM::BitcastOp::create(rewriter, loc, i32, v).getResult();
   };
   SmallVector<SmallVector<int64_t>> index =
-      blockRegisters(*accLayout, m, n, numWarps);
+      blockRegisters(w->accLayout, w->m, n, w->numWarps);
   SmallVector<Value> regs = unpackVector(rewriter, loc, acc);
   SmallVector<SmallVector<Value>> blockAcc;
   for (ArrayRef<int64_t> block : index) {
@@ -199,7 +227,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     for (int64_t reg : block)
       blockAcc.back().push_back(regs[reg]);
   }
-  StringRef type = aType.getElementType().isBF16() ? "bf16" : "f16";
+  StringRef type = w->inType.isBF16() ? "bf16" : "f16";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += 16) {
     int64_t bytes = bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb
@@ -222,7 +250,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     for (int64_t reg : block)
       regs[reg] = done[next++];
   rewriter.replaceOp(
-      op, packVector(rewriter, loc, converter.convertType(accType), regs));
+      op, packVector(rewriter, loc, converter.convertType(w->accType), regs));
   return success();
 }
 
@@ -233,21 +261,13 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
                                             GpuLoweringState &state) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  auto aType = cast<RankedTensorType>(op.getA().getType());
-  auto accType = cast<RankedTensorType>(op.getType());
-  FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
-  if (failed(accLayout))
+  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op, ring, state);
+  if (failed(w))
     return failure();
-  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
-          n = accType.getDimSize(1);
-  Type inType = aType.getElementType();
-  int64_t eb = storageBytes(inType);
-  int64_t panelWidth = 128 / eb; // K (A) or N (B) elements per panel row
-  int64_t numWarps = op.getTilingAttr().getWarps()[0];
-  int64_t stages = ring[0], slotBytes = ring[1], aOffset = ring[2],
-          bOffset = ring[3];
-  state.needRing(stages * slotBytes);
-  state.ringAlign = 1024;
+  int64_t m = w->m, n = w->n, k = w->k, eb = w->elemBytes,
+          panelWidth = w->panelWidth(), numWarps = w->numWarps;
+  int64_t stages = w->stages, slotBytes = w->slotBytes, aOffset = w->aOffset,
+          bOffset = w->bOffset;
 
   Value slotAddr = slotAddress(rewriter, loc, op, stages, slotBytes);
   // A: K-major panels [m][64], 8-row groups 1024 bytes apart (the leading
@@ -275,7 +295,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
 
   // Accumulator registers per 64-row block, in wgmma's order d[4j + q].
   SmallVector<SmallVector<int64_t>> index =
-      blockRegisters(*accLayout, m, n, numWarps);
+      blockRegisters(w->accLayout, m, n, numWarps);
   SmallVector<Value> regs = unpackVector(rewriter, loc, acc);
   Type f32 = rewriter.getF32Type();
   auto structType =
@@ -290,7 +310,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   }
 
   NVVM::WGMMATypes type =
-      inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+      w->inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += 16) {
     // K step kk: panel kk / 64 of A, 32 bytes per 16 columns within it;
@@ -316,7 +336,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
       regs[reg] = LLVM::ExtractValueOp::create(
           rewriter, loc, s, ArrayRef<int64_t>{int64_t(pos)});
   rewriter.replaceOp(
-      op, packVector(rewriter, loc, converter.convertType(accType), regs));
+      op, packVector(rewriter, loc, converter.convertType(w->accType), regs));
   return success();
 }
 
