@@ -115,10 +115,10 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
-/// A wgmma ring (3-4 slots in up to 192 KB) serves one block per SM (the
-/// wgmma kernels' accumulators leave registers for one), whose loads the
-/// ring hides rather than a second block; a matmul ring also keeps the
-/// previous iteration's slot, which its wgmma may still read.
+/// A matmul's wgmma ring (3-4 slots in up to 192 KB) serves one block per
+/// SM (its accumulators leave registers for one), whose loads the ring
+/// hides rather than a second block, and keeps the previous iteration's
+/// slot, which its wgmma may still read.
 int64_t warpgroupRingStages(int64_t slotBytes) {
   return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
@@ -303,8 +303,9 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   }
   if (operands.empty())
     return false;
-  int64_t stages =
-      warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes);
+  // Attention also needs scratch (Q's staging, reductions) below the ring:
+  // the smaller budget (128x128x128 blocks: 2 slots of 64 KB).
+  int64_t stages = ringStages(slotBytes);
   int64_t swizzle = warpgroup ? 128 : 0;
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();

@@ -18,13 +18,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t.wg.ptx -o %t.wg.cubin 2>&1 | FileCheck %s --check-prefix=WGPTXAS
 
 // sm_90 (warpgroup-mma): the same loop on wgmma with A from registers
-// (Q's fragments, then P), B from a 4-slot swizzled ring made visible to
+// (Q's fragments, then P), B from a 3-slot swizzled ring made visible to
 // the async proxy: S = Q K^T as m64n64k16 with K-major B (trans-b 0), O += P V
 // as m64n128k16 with N-major B (trans-b 1), each waited for before the
 // softmax or the next iteration reads it.
 // WG: .target sm_90a
 // WG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// WG: cp.async.wait_group 2;
+// WG: cp.async.wait_group 1;
 // WG-NEXT: fence.proxy.async.shared::cta;
 // WG-NEXT: bar.sync 0;
 // WG: wgmma.fence.sync.aligned;
