@@ -4,6 +4,10 @@ f16 and bf16 into f32, with ragged edges in M, N and K (zero-filled copies
 into the swizzled ring). On other backends the same kernels run their own
 way. Checked against NumPy in float64 with the output poisoned first."""
 
+import os
+import subprocess
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -70,3 +74,32 @@ def test_wgmma_in_the_binary_on_hopper(dev):
     k = matmul.compile(a, b, c, BM=128, BN=256, BK=64)
     assert "wgmma.mma_async.sync.aligned.m64n256k16" in k.asm["ptx"]
     assert k.num_warps == 8
+    # The SASS has the warpgroup tensor-core instruction (HGMMA), when a
+    # disassembler is around (Triton ships cuobjdump).
+    tool = _cuobjdump()
+    if tool is None:
+        pytest.skip("no cuobjdump to read the SASS with")
+    sass = _sass(tool, k.asm["cubin"])
+    assert "HGMMA" in sass, sass[:2000]
+
+
+def _cuobjdump():
+    import shutil
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    try:
+        import triton
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia",
+                        "bin", "cuobjdump")
+    return path if os.path.exists(path) else None
+
+
+def _sass(tool, cubin):
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([tool, "-sass", f.name], capture_output=True,
+                              text=True, timeout=120).stdout
