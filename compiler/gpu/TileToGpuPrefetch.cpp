@@ -84,14 +84,6 @@ Value cloneAt(OpBuilder &b, scf::ForOp forOp, ArrayRef<Operation *> slice,
   return b.clone(*load, map)->getResult(0);
 }
 
-/// A constant zero tile of `type`: the operand of an mma that reads the
-/// ring instead.
-Value zeroTile(OpBuilder &b, Location loc, RankedTensorType type) {
-  return arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
-}
-
 /// The 16-byte cp.async a load lowers to, if its accesses are that wide.
 bool copiesIn16Bytes(LoadOp load) {
   auto arrayType = cast<ArrayType>(load.getArray().getType());
@@ -170,10 +162,6 @@ void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync,
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
   gpu::BarrierOp::create(b, loc);
-  // A lagging ring refills its slot after the mma: the wgmma is queued
-  // first and the copies are issued while it runs.
-  if (sync.lag)
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
   Value ahead = arith::AddIOp::create(
       b, loc, forOp.getInductionVar(),
       arith::MulIOp::create(
@@ -248,13 +236,7 @@ bool pipelineAsync(scf::ForOp forOp) {
              mark(bv, l.aBytes, l.bStride, ahead, slot);
              NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
            });
-  // The mma reads the ring; its operands only keep the IR typed (zero
-  // tiles where the body's copies come after it).
-  if (warpgroup) {
-    OpBuilder b(mma);
-    a = zeroTile(b, mma.getLoc(), aType);
-    bv = zeroTile(b, mma.getLoc(), bType);
-  }
+  // The mma reads the ring; its operands only keep the IR typed.
   mma.getAMutable().assign(a);
   mma.getBMutable().assign(bv);
   mma->setAttr(kAsyncMmaAttr,
@@ -342,8 +324,11 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   for (auto [o, bKMajor] : llvm::zip(operands, kMajor)) {
     // B is read from the ring; a zero tile keeps the IR typed.
     b.setInsertionPoint(o.mma);
-    o.mma.getBMutable().assign(zeroTile(
-        b, loc, cast<RankedTensorType>(o.mma.getB().getType())));
+    auto bType = cast<RankedTensorType>(o.mma.getB().getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(bType, b.getZeroAttr(bType.getElementType())));
+    o.mma.getBMutable().assign(zero);
     o.mma->setAttr(kAsyncMmaAttr,
                    DenseI64ArrayAttr::get(ctx, {stages, slotBytes, -1, o.offset,
                                                 bKMajor ? 1 : 0}));

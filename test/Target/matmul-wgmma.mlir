@@ -19,20 +19,15 @@
 // GPU: nvvm.cp.async.wait.group 1
 // GPU-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // GPU-NEXT: gpu.barrier
-// The body queues this iteration's wgmmas, waits for the previous
-// iteration's, then refills the slot two iterations back while the tensor
-// cores work.
-// GPU-NOT: nvvm.cp.async.shared.global
+// GPU: nvvm.cp.async.commit.group
 // GPU: nvvm.wgmma.fence.aligned
 // GPU-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
 // GPU-NEXT: nvvm.wgmma.commit.group.sync.aligned
 // GPU-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
-// GPU: nvvm.cp.async.shared.global
-// GPU: nvvm.cp.async.commit.group
-// GPU-NEXT: scf.yield
 // After the loop, the accumulators pass through the final wait, so that
 // nothing reads them before the last wgmma is done (ptxas would otherwise
 // serialize the wgmmas).
+// GPU: scf.yield
 // GPU: llvm.inline_asm has_side_effects {{.*}} "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},0,1,2,
 // GPU: nvvm.cp.async.wait.group 0
 // GPU-NEXT: gpu.barrier
@@ -44,12 +39,10 @@
 // CHECK: cp.async.wait_group 1;
 // CHECK-NEXT: fence.proxy.async.shared::cta;
 // CHECK-NEXT: bar.sync 0;
-// CHECK-NEXT: wgmma.fence.sync.aligned;
+// CHECK: wgmma.fence.sync.aligned;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK-NEXT: wgmma.wait_group.sync.aligned 1;
-// CHECK: cp.async.cg.shared.global
-// CHECK: cp.async.commit_group;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // PTXAS-NOT: serialized
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
