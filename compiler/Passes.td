@@ -36,7 +36,7 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     `warpgroup-mma` (sm_90), an f16/bf16 -> f32 mma of a loop whose A and B
     are loaded in the loop body gets a warpgroup tiling instead when its
     shape allows one (warps a multiple of 4 along M, M a multiple of
-    16 x warps, N a multiple of 64 up to 256, K a multiple of 64):
+    16 x warps, N a multiple of 64 up to 256, K a multiple of 64 or 32):
     `wgmma.mma_async.m64nNk16` from 128-byte swizzled shared memory.
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
 

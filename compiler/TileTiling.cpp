@@ -189,7 +189,10 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
       !c.getElementType().isF32())
     return {};
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
-  if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 || k % 64)
+  // K: whole 128-byte swizzle panels, or one 64-byte panel (K = 32) for A
+  // in shared memory; K^T's rows (attention) are 128-byte panels.
+  if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 ||
+      (k % 64 && (chained || k != 32)))
     return {};
   // The operands must be able to stream through the cp.async ring
   // (TileToGpuPrefetch.cpp): B loaded in the body of the loop around the

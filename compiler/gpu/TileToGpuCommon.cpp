@@ -366,8 +366,12 @@ Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
   Value inPanel = arith::RemUIOp::create(b, loc, col, c(width));
   Value chunk = arith::DivUIOp::create(
       b, loc, arith::MulIOp::create(b, loc, inPanel, c(elemBytes)), c(16));
-  Value swizzled = arith::XOrIOp::create(
-      b, loc, chunk, arith::RemUIOp::create(b, loc, row, c(swizzle / 16)));
+  // The XOR pattern is bits 7.. of the row's byte offset: row % 8 for
+  // 128-byte rows, (row / 2) % 4 for 64-byte ones.
+  Value pattern = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, row, c(128 / swizzle)),
+      c(swizzle / 16));
+  Value swizzled = arith::XOrIOp::create(b, loc, chunk, pattern);
   Value offset = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, panel, c(rows * swizzle)),
       arith::MulIOp::create(b, loc, row, c(swizzle)));

@@ -133,7 +133,8 @@ void prefetchMmaLoads(Operation *root, MmaPipelining mode);
 /// bytes, stages, iterations ahead, fixed slot or -1, swizzle]: the load
 /// lowers to cp.async into the ring slot instead of registers. Swizzle 128:
 /// no row stride; the block is stored as panels of 128 bytes per row (the
-/// wgmma layout), 16-byte chunk c of row r at chunk c ^ (r % 8).
+/// wgmma layout), 16-byte chunk c of row r at chunk c ^ (r % 8); 64: rows
+/// of 64 bytes, chunk c ^ ((r / 2) % 4) (A with K = 32 f16).
 constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
 /// On a tile.mma: [stages, slot bytes, A's offset in the slot (-1: not in
 /// the ring), B's offset, B K-major (optional; K^T in attention)]: operands
@@ -177,11 +178,18 @@ constexpr llvm::StringLiteral kWgmmaResultsAttr = "tile.wgmma_results";
 void waitForWgmmaResults(Operation *root);
 
 /// Byte offset of element (row, col) of a `rows`-row block stored as
-/// `swizzle`-byte swizzled panels (128: wgmma's 128B mode): panel col / W
-/// (W = swizzle / elemBytes columns, `rows` x 128 bytes each), then row *
-/// 128, then the 16-byte chunk XOR (row % 8).
+/// `swizzle`-byte swizzled panels (wgmma's 128B or 64B mode): panel col / W
+/// (W = swizzle / elemBytes columns, `rows` x `swizzle` bytes each), then
+/// row * swizzle, then the 16-byte chunk XOR bits 7.. of that row offset
+/// (row % 8 for 128B, (row / 2) % 4 for 64B).
 Value swizzledOffset(OpBuilder &b, Location loc, Value row, Value col,
                      int64_t rows, int64_t elemBytes, int64_t swizzle);
+
+/// The swizzle (bytes) of a wgmma operand whose rows have `rowBytes`: 128,
+/// or 64 for 64-byte rows (K = 32 of f16), as the panels are no wider.
+inline int64_t warpgroupSwizzle(int64_t rowBytes) {
+  return rowBytes % 128 == 0 ? 128 : 64;
+}
 
 /// Base of the cp.async ring area: an offset constant marked
 /// kRingOffsetAttr, patched by placeRings after the conversion.

@@ -115,12 +115,12 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
-/// A matmul's wgmma ring (3-4 slots in up to 192 KB) serves one block per
+/// A matmul's wgmma ring (3-8 slots in up to 192 KB) serves one block per
 /// SM (its accumulators leave registers for one), whose loads the ring
 /// hides rather than a second block, and keeps the previous iteration's
 /// slot, which its wgmma may still read.
 int64_t warpgroupRingStages(int64_t slotBytes) {
-  return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
+  return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 8);
 }
 
 /// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
@@ -209,7 +209,9 @@ bool pipelineAsync(scf::ForOp forOp) {
   // wgmma reads 128-byte swizzled panels (no padding): A [m][k], B [k][n].
   MmaTilingAttr tiling = mma.getTilingAttr();
   bool warpgroup = tiling && tiling.isWarpgroup();
-  int64_t swizzle = warpgroup ? 128 : 0;
+  // A's rows are K long: 128-byte panels, or 64-byte ones for K = 32 f16.
+  int64_t bSwizzle = warpgroup ? 128 : 0;
+  int64_t aSwizzle = warpgroup ? warpgroupSwizzle(k * eb) : 0;
   if (warpgroup) {
     l.aBytes = m * k * eb;
     l.bBytes = k * n * eb;
@@ -221,7 +223,7 @@ bool pipelineAsync(scf::ForOp forOp) {
 
   MLIRContext *ctx = forOp.getContext();
   auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
-                  int64_t slot) {
+                  int64_t slot, int64_t swizzle) {
     loaded.getDefiningOp()->setAttr(
         kAsyncCopyAttr,
         DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes, stages, ahead,
@@ -232,8 +234,8 @@ bool pipelineAsync(scf::ForOp forOp) {
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
              bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
-             mark(a, 0, l.aStride, ahead, slot);
-             mark(bv, l.aBytes, l.bStride, ahead, slot);
+             mark(a, 0, l.aStride, ahead, slot, aSwizzle);
+             mark(bv, l.aBytes, l.bStride, ahead, slot, bSwizzle);
              NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
            });
   // The mma reads the ring; its operands only keep the IR typed.

@@ -34,17 +34,19 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The 64-bit wgmma matrix descriptor of a 128B-swizzled operand at shared
+/// The 64-bit wgmma matrix descriptor of a swizzled operand at shared
 /// address `addr` (i32): start address, leading and stride byte offsets,
-/// swizzle mode 1 (128B). Offsets are encoded >> 4.
+/// swizzle mode (1: 128B, 2: 64B). Offsets are encoded >> 4.
 Value matrixDescriptor(OpBuilder &b, Location loc, Value addr,
-                       int64_t leadingBytes, int64_t strideBytes) {
+                       int64_t leadingBytes, int64_t strideBytes,
+                       int64_t swizzle = 128) {
   Type i64 = b.getI64Type();
   Value start = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, addr, constI32(b, loc, 4)),
       constI32(b, loc, 0x3FFF));
   uint64_t fields = uint64_t(leadingBytes >> 4) << 16 |
-                    uint64_t(strideBytes >> 4) << 32 | uint64_t(1) << 62;
+                    uint64_t(strideBytes >> 4) << 32 |
+                    uint64_t(swizzle == 128 ? 1 : 2) << 62;
   return arith::OrIOp::create(
       b, loc, arith::ExtUIOp::create(b, loc, i64, start),
       arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(fields)));
@@ -265,7 +267,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   if (failed(w))
     return failure();
   int64_t m = w->m, n = w->n, k = w->k, eb = w->elemBytes,
-          panelWidth = w->panelWidth(), numWarps = w->numWarps;
+          numWarps = w->numWarps;
   int64_t stages = w->stages, slotBytes = w->slotBytes, aOffset = w->aOffset,
           bOffset = w->bOffset;
 
@@ -273,17 +275,21 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   // A: K-major panels [m][64], 8-row groups 1024 bytes apart (the leading
   // offset is unused when swizzled). B: N-major panels [k][64], one panel
   // (k x 128 bytes) to the next along N, 8 rows of k 1024 bytes apart.
+  // A's panels are as wide as its swizzle: 64 f16 of K (128B), or 32 when
+  // K is 32 (64B rows, 8-row groups 512 bytes apart).
+  int64_t aSwizzle = warpgroupSwizzle(k * eb);
+  int64_t aWidth = aSwizzle / eb;
   Value aDesc = matrixDescriptor(
       rewriter, loc,
       arith::AddIOp::create(rewriter, loc, slotAddr,
                             constI32(rewriter, loc, aOffset)),
-      16, 1024);
+      16, 8 * aSwizzle, aSwizzle);
   Value bDesc = matrixDescriptor(
       rewriter, loc,
       arith::AddIOp::create(rewriter, loc, slotAddr,
                             constI32(rewriter, loc, bOffset)),
       k * 128, 1024);
-  // The warpgroup's first row: 64 rows of 128 bytes per group.
+  // The warpgroup's first row: 64 rows of aSwizzle bytes per group.
   Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
                                        constI32(rewriter, loc, 4));
   aDesc = arith::AddIOp::create(
@@ -291,7 +297,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
       arith::ExtUIOp::create(
           rewriter, loc, rewriter.getI64Type(),
           arith::MulIOp::create(rewriter, loc, group,
-                                constI32(rewriter, loc, 64 * 128 >> 4))));
+                                constI32(rewriter, loc, 64 * aSwizzle >> 4))));
 
   // Accumulator registers per 64-row block, in wgmma's order d[4j + q].
   SmallVector<SmallVector<int64_t>> index =
@@ -315,10 +321,11 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   for (int64_t kk = 0; kk < k; kk += 16) {
     // K step kk: panel kk / 64 of A, 32 bytes per 16 columns within it;
     // rows kk.. of every B panel.
-    int64_t aK = kk / panelWidth * m * 128 + kk % panelWidth * eb;
+    int64_t aK = kk / aWidth * m * aSwizzle + kk % aWidth * eb;
     Value b = advance(rewriter, loc, bDesc, kk * 128);
     for (int64_t i = 0; i < int64_t(blockAcc.size()); ++i) {
-      Value a = advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * 128);
+      Value a =
+          advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * aSwizzle);
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
           NVVM::MMAShapeAttr::get(ctx, 64, n, 16), type, type,

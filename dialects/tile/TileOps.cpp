@@ -351,10 +351,11 @@ LogicalResult MmaOp::verifyWarpgroupTiling(MmaTilingAttr tiling) {
     return emitOpError() << "warpgroup tiling needs warps [4w, 1] whose "
                             "16-row tiles divide M, got warps ["
                          << warps << "] for M = " << m;
-  if (instr[1] != n || n % 64 || n > 256 || k % 64 || instr[2] != 16)
+  if (instr[1] != n || n % 64 || n > 256 || (k % 64 && k != 32) ||
+      instr[2] != 16)
     return emitOpError() << "warpgroup instruction [" << instr
                          << "] must be [64, N, 16] with N a multiple of 64 "
-                            "up to 256 and K a multiple of 64 (N = "
+                            "up to 256 and K 32 or a multiple of 64 (N = "
                          << n << ", K = " << k << ")";
   if (warpTile[0] != m / warps[0] || warpTile[1] != n)
     return emitOpError() << "warp tile [" << warpTile << "] is not what "

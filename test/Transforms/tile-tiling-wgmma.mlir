@@ -51,9 +51,10 @@ func.func @rows64(%A: !tile.array<?x?xbf16, strides = [?, 1], align = 16, div = 
 
 // -----
 
-// What wgmma cannot take keeps mma.sync: K of 32 (a 64-byte row is not a
-// 128-byte swizzle panel), N of 32, an f16 accumulator, operands that are
-// not loaded in the loop.
+// What wgmma cannot take keeps mma.sync: N of 32, an f16 accumulator,
+// operands that are not loaded in the loop; and then every mma of that loop
+// (their operands share one ring), the K = 32 one (which alone would take
+// 64-byte swizzled panels, see @k32) included.
 // CHECK-LABEL: func.func @others
 // CHECK-COUNT-4: instr = [16, 8, 16]
 func.func @others(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
@@ -107,4 +108,24 @@ func.func @attention(%K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div 
     scf.yield %r : tensor<128x128xf32>
   }
   return %o : tensor<128x128xf32>
+}
+
+// -----
+
+// K = 32: A's rows are 64 bytes, one 64-byte swizzle panel.
+// CHECK-LABEL: func.func @k32
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 256], instr = [64, 256, 16]}>}
+func.func @k32(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+               %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+               %nk: i32) -> tensor<128x256xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xf32>) : i32 {
+    %a = tile.load %A[%c0, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x32xf16>
+    %b = tile.load %B[%k, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<32x256xf16>
+    %r = tile.mma %a, %b, %acc0 : tensor<128x32xf16>, tensor<32x256xf16> -> tensor<128x256xf32>
+    scf.yield %r : tensor<128x256xf32>
+  }
+  return %acc : tensor<128x256xf32>
 }

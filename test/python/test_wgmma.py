@@ -1,5 +1,6 @@
 """Matmul loops in the shapes that take sm_90's warpgroup mma (wgmma) path:
-128-row tiles on 8 warps, 64-row tiles on 4, N of 64 to 256, K steps of 64,
+128-row tiles on 8 warps, 64-row tiles on 4, N of 64 to 256, K steps of 64
+(128-byte swizzled panels) or 32 (64-byte),
 f16 and bf16 into f32, with ragged edges in M, N and K (zero-filled copies
 into the swizzled ring). On other backends the same kernels run their own
 way. Checked against NumPy in float64 with the output poisoned first."""
@@ -34,18 +35,19 @@ def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
     tile.store(c, index=(pm, pn), tile=acc)
 
 
-CASES = [  # M, N, K, BM, BN
-    (256, 256, 256, 128, 256),
-    (200, 328, 136, 128, 256),   # ragged everywhere
-    (128, 192, 64, 128, 64),
-    (130, 100, 520, 64, 128),    # one warpgroup, many K steps
-    (64, 256, 8, 64, 256),       # K shorter than one step
+CASES = [  # M, N, K, BM, BN, BK
+    (256, 256, 256, 128, 256, 64),
+    (200, 328, 136, 128, 256, 64),   # ragged everywhere
+    (128, 192, 64, 128, 64, 64),
+    (130, 100, 520, 64, 128, 64),    # one warpgroup, many K steps
+    (64, 256, 8, 64, 256, 64),       # K shorter than one step
+    (200, 264, 520, 128, 256, 32),   # 64-byte swizzled A, an 8-slot ring
 ]
 
 
-@pytest.mark.parametrize("M,N,K,BM,BN", CASES)
+@pytest.mark.parametrize("M,N,K,BM,BN,BK", CASES)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_wgmma_shaped_matmul(dev, M, N, K, BM, BN, dtype):
+def test_wgmma_shaped_matmul(dev, M, N, K, BM, BN, BK, dtype):
     if dtype == "bfloat16" and dev.backend != "cuda":
         pytest.skip("NumPy has no bfloat16")
     rng = np.random.default_rng(M * N + K)
@@ -57,7 +59,7 @@ def test_wgmma_shaped_matmul(dev, M, N, K, BM, BN, dtype):
         a = ad.float().cpu().numpy()
         b = bd.float().cpu().numpy()
     c = dev.poisoned((M, N), np.float32)
-    matmul[(tile.cdiv(M, BM), tile.cdiv(N, BN))](ad, bd, c, BM=BM, BN=BN, BK=64)
+    matmul[(tile.cdiv(M, BM), tile.cdiv(N, BN))](ad, bd, c, BM=BM, BN=BN, BK=BK)
     want = a.astype(np.float64) @ b.astype(np.float64)
     # f32 accumulation of exact f16/bf16 products: a few ulps of f32 per term.
     assert_close(dev.get(c), want, rtol=1e-4, atol=1e-4 * np.sqrt(K))

@@ -604,9 +604,9 @@ func.func @wgmma_tiling_warps(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>, %c
 
 // -----
 
-func.func @wgmma_tiling_k(%a: tensor<128x32xf16>, %b: tensor<32x128xf16>, %c: tensor<128x128xf32>) {
-  // expected-error @+1 {{warpgroup instruction [64, 128, 16] must be [64, N, 16] with N a multiple of 64 up to 256 and K a multiple of 64 (N = 128, K = 32)}}
-  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x32xf16>, tensor<32x128xf16> -> tensor<128x128xf32>
+func.func @wgmma_tiling_k(%a: tensor<128x48xf16>, %b: tensor<48x128xf16>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{warpgroup instruction [64, 128, 16] must be [64, N, 16] with N a multiple of 64 up to 256 and K 32 or a multiple of 64 (N = 128, K = 48)}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x48xf16>, tensor<48x128xf16> -> tensor<128x128xf32>
   return
 }
 
