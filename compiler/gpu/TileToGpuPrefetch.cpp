@@ -115,12 +115,14 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
-/// A matmul's wgmma ring (3-8 slots in up to 192 KB) serves one block per
+/// A matmul's wgmma ring (3-4 slots in up to 192 KB; deeper rings measured
+/// slower on the H200: 128x256x32 with 8 slots 494 TFLOP/s against 578 for
+/// 128x256x64 with 4) serves one block per
 /// SM (its accumulators leave registers for one), whose loads the ring
 /// hides rather than a second block, and keeps the previous iteration's
 /// slot, which its wgmma may still read.
 int64_t warpgroupRingStages(int64_t slotBytes) {
-  return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 8);
+  return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
 
 /// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
