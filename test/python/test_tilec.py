@@ -239,12 +239,20 @@ def test_gpu_single_stages_to_stdout(tmp_path):
 
 @needs_gpu_backend
 def test_emit_tiled(tmp_path):
-    # The matmul's mma is tiled over the block's warps into m16n8k16
-    # instructions; mapping then follows it.
+    # The matmul's mma is tiled over the block's warps: on sm_90 one
+    # warpgroup computing m64n64k16 (wgmma), with TILE_WGMMA=0 a 2x2 warp
+    # grid of m16n8k16 (mma.sync); mapping then follows it.
     out = run_tilec(example_args("matmul") + ["--emit", "tiled,mapped"], tmp_path).stdout
     tiled = out[out.index("stage 'tiled'"):out.index("stage 'mapped'")]
     mapped = out[out.index("stage 'mapped'"):]
     assert "tile.num_warps = 4" in tiled and "#blocked" not in tiled
+    assert ("tiling = #tile.mma_tiling<{warps = [4, 1], warp_tile = [16, 64], "
+            "instr = [64, 64, 16]}>") in tiled
+    assert "#tile.mma<{version = 2, warpsPerCTA = [4, 1]}>" in mapped
+    out = run_tilec(example_args("matmul") + ["--emit", "tiled,mapped"], tmp_path,
+                    TILE_WGMMA="0").stdout
+    tiled = out[out.index("stage 'tiled'"):out.index("stage 'mapped'")]
+    mapped = out[out.index("stage 'mapped'"):]
     assert ("tiling = #tile.mma_tiling<{warps = [2, 2], warp_tile = [32, 32], "
             "instr = [16, 8, 16]}>") in tiled
     assert "#tile.mma<{version = 2, warpsPerCTA = [2, 2]}>" in mapped
