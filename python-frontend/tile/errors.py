@@ -39,8 +39,18 @@ class kernel_scope:
         _state.kernel = self.prev
 
 
+_internal = {}
+
+
 def _is_internal(filename):
-    return filename.startswith(_PKG_DIR) or filename.startswith("<tile launcher")
+    # Code objects keep the path they were imported by, which may be
+    # unnormalized (a sys.path entry like "bench/../python-frontend").
+    known = _internal.get(filename)
+    if known is None:
+        known = _internal[filename] = (
+            filename.startswith("<tile launcher")
+            or os.path.normpath(os.path.abspath(filename)).startswith(_PKG_DIR))
+    return known
 
 
 def user_frame(depth=1):

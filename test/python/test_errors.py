@@ -303,3 +303,22 @@ def test_driver_errors_become_launch_errors(fake):
         k[(1,)](F32, F32, BLOCK=16)  # @call
     check(e.value, "two_args", test_driver_errors_become_launch_errors, "@call")
     assert "CUDA_ERROR_INVALID_VALUE" in str(e.value)
+
+
+
+def test_location_when_tile_is_imported_through_an_unnormalized_path():
+    # A sys.path entry like "bench/../python-frontend" leaves ".." in the
+    # package's code paths; such frames must still count as tile's own, so
+    # that errors raised in them point at the caller's line (a launch error
+    # once pointed at tile/kernel.py this way).
+    import os
+    errors = importlib.import_module("tile.errors")
+    pkg = os.path.dirname(os.path.abspath(errors.__file__))
+    parent = os.path.dirname(pkg)
+    detour = os.path.join(parent, "..", os.path.basename(parent),
+                          os.path.basename(pkg), "kernel.py")
+    scope = {"user_location": errors.user_location}
+    exec(compile("def where():\n    return user_location()\n", detour, "exec"), scope)
+    filename, line, _ = scope["where"]()  # the caller
+    assert (filename, line) == (__file__, line_of(
+        test_location_when_tile_is_imported_through_an_unnormalized_path, "the caller"))
