@@ -184,8 +184,8 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                                 bool chained) {
   auto a = cast<RankedTensorType>(op.getA().getType());
   auto c = cast<RankedTensorType>(op.getType());
-  if (a.getRank() != 2 || !(a.getElementType().isF16() ||
-                            a.getElementType().isBF16()) ||
+  if (a.getRank() != 2 ||
+      !(a.getElementType().isF16() || a.getElementType().isBF16()) ||
       !c.getElementType().isF32())
     return {};
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
@@ -208,8 +208,7 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   if (!aInRing && !aInRegs)
     return {};
   MLIRContext *ctx = op.getContext();
-  return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
-                            {64, n, 16});
+  return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n}, {64, n, 16});
 }
 
 //===----------------------------------------------------------------------===//
@@ -359,8 +358,8 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     if (warpgroupMma) {
       llvm::DenseSet<Operation *> mixed;
       module.walk([&](MmaOp mma) {
-        if (MmaTilingAttr t = getWarpgroupMmaTiling(mma, warps,
-                                                    chained.contains(mma)))
+        if (MmaTilingAttr t =
+                getWarpgroupMmaTiling(mma, warps, chained.contains(mma)))
           warpgroup[mma] = t;
         else if (!mma.getTensorCoreShape().empty())
           mixed.insert(mma->getParentOp());

@@ -36,7 +36,7 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
 }
 
 void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
-                                         bool warpgroupMma) {
+                                        bool warpgroupMma) {
   buildTilingPipeline(pm, /*gpu=*/true, numWarps, warpgroupMma);
   TileMapThreadsOptions mapOptions;
   mapOptions.numWarps = numWarps;

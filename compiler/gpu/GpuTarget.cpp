@@ -1,12 +1,12 @@
 //===- GpuTarget.cpp - NVVM-dialect gpu.module to PTX and cubin -----------===//
 #include "compiler/gpu/GpuTarget.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -128,8 +128,7 @@ static LogicalResult linkLibdevice(llvm::Module &module, Location loc) {
   return success();
 }
 
-std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module,
-                                      StringRef chip) {
+std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module, StringRef chip) {
   if (chip != "sm_90")
     return chip.str();
   bool wgmma = false;

@@ -160,13 +160,10 @@ LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, ArrayRef<int64_t> ring,
 /// wgmma with A from registers (`aFrags[kk / 16][i]`: the four 32-bit
 /// m16k16 fragment registers of 64-row block i, mma.sync's A layout) and B
 /// from the swizzled ring (TileToGpuWgmma.cpp); waits for the result.
-LogicalResult lowerWarpgroupMmaRegA(MmaOp op, Value acc,
-                                    ArrayRef<SmallVector<SmallVector<Value>>>
-                                        aFrags,
-                                    ArrayRef<int64_t> ring,
-                                    ConversionPatternRewriter &rewriter,
-                                    const TypeConverter &converter,
-                                    GpuLoweringState &state);
+LogicalResult lowerWarpgroupMmaRegA(
+    MmaOp op, Value acc, ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
+    ArrayRef<int64_t> ring, ConversionPatternRewriter &rewriter,
+    const TypeConverter &converter, GpuLoweringState &state);
 
 /// On the wgmma.wait_group 0 after a wgmma loop: the loop's f32 results are
 /// accumulators of wgmmas still in flight (waitForWgmmaResults).

@@ -18,8 +18,8 @@
 // iteration i+S-1, and runs the mma on slot i % S.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/gpu/TileToGpuCommon.h"
 #include "compiler/TileTiling.h"
+#include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -115,12 +115,11 @@ int64_t ringStages(int64_t slotBytes) {
   return std::clamp<int64_t>(110 * 1024 / slotBytes, 2, 4);
 }
 
-/// A matmul's wgmma ring (3-4 slots in up to 192 KB; deeper rings measured
-/// slower on the H200: 128x256x32 with 8 slots 494 TFLOP/s against 578 for
-/// 128x256x64 with 4) serves one block per
-/// SM (its accumulators leave registers for one), whose loads the ring
+/// A matmul's wgmma ring: 3-4 slots in up to 192 KB. It serves one block
+/// per SM (the accumulators leave registers for one), whose loads the ring
 /// hides rather than a second block, and keeps the previous iteration's
-/// slot, which its wgmma may still read.
+/// slot, which its wgmma may still read. Deeper rings measured slower on the
+/// H200 (128x256x32 with 8 slots: 494 TFLOP/s; 128x256x64 with 4: 578).
 int64_t warpgroupRingStages(int64_t slotBytes) {
   return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
@@ -172,8 +171,8 @@ void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync,
   copy(b, ahead, depth, -1);
   b.setInsertionPointAfter(forOp);
   if (sync.lag)
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0)->setAttr(
-        kWgmmaResultsAttr, b.getUnitAttr());
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0)->setAttr(kWgmmaResultsAttr,
+                                                           b.getUnitAttr());
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   gpu::BarrierOp::create(b, loc);
 }
@@ -228,8 +227,8 @@ bool pipelineAsync(scf::ForOp forOp) {
                   int64_t slot, int64_t swizzle) {
     loaded.getDefiningOp()->setAttr(
         kAsyncCopyAttr,
-        DenseI64ArrayAttr::get(ctx, {offset, stride, slotBytes, stages, ahead,
-                                     slot, swizzle}));
+        DenseI64ArrayAttr::get(
+            ctx, {offset, stride, slotBytes, stages, ahead, slot, swizzle}));
   };
   Value a, bv; // the copies of the last call: the body's
   emitRing(forOp, stages, RingSync{warpgroup, warpgroup},
@@ -300,8 +299,8 @@ bool pipelineAsyncB(scf::ForOp forOp) {
     // mma's shared layout either way (getMmaSmemLayout).
     o.stride = warpgroup ? 0 : cols + 16 / eb;
     o.offset = slotBytes;
-    slotBytes += warpgroup ? rows * cols * eb
-                           : (rows * o.stride * eb + 15) / 16 * 16;
+    slotBytes +=
+        warpgroup ? rows * cols * eb : (rows * o.stride * eb + 15) / 16 * 16;
     kMajor.push_back(transposed);
     operands.push_back(std::move(o));
   }

@@ -57,9 +57,9 @@ Value matrixDescriptor(OpBuilder &b, Location loc, Value addr,
 Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
   if (!bytes)
     return desc;
-  return arith::AddIOp::create(b, loc, desc,
-                               arith::ConstantOp::create(
-                                   b, loc, b.getI64IntegerAttr(bytes >> 4)));
+  return arith::AddIOp::create(
+      b, loc, desc,
+      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
 }
 
 /// This iteration's ring slot as a shared-window address.
@@ -67,7 +67,8 @@ Value slotAddress(OpBuilder &b, Location loc, MmaOp op, int64_t stages,
                   int64_t slotBytes) {
   Value slot = ringSlot(b, loc, op, 0, stages);
   return arith::AddIOp::create(
-      b, loc, LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ringBase(b, loc)),
+      b, loc,
+      LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ringBase(b, loc)),
       arith::MulIOp::create(b, loc, slot, constI32(b, loc, slotBytes)));
 }
 
@@ -212,8 +213,8 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   Value bAddr = arith::AddIOp::create(
       rewriter, loc, slotAddress(rewriter, loc, op, w->stages, w->slotBytes),
       constI32(rewriter, loc, w->bOffset));
-  Value bDesc = matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128,
-                                 1024);
+  Value bDesc =
+      matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128, 1024);
   Type i32 = rewriter.getI32Type();
   auto asI32 = [&](Value v) -> Value {
     return v.getType() == i32
@@ -232,8 +233,8 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   StringRef type = w->inType.isBF16() ? "bf16" : "f16";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += 16) {
-    int64_t bytes = bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb
-                            : kk * 128;
+    int64_t bytes =
+        bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb : kk * 128;
     Value b = advance(rewriter, loc, bDesc, bytes);
     for (auto [i, block] : llvm::enumerate(blockAcc)) {
       SmallVector<Value> a;
@@ -279,16 +280,16 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   // K is 32 (64B rows, 8-row groups 512 bytes apart).
   int64_t aSwizzle = warpgroupSwizzle(k * eb);
   int64_t aWidth = aSwizzle / eb;
-  Value aDesc = matrixDescriptor(
-      rewriter, loc,
-      arith::AddIOp::create(rewriter, loc, slotAddr,
-                            constI32(rewriter, loc, aOffset)),
-      16, 8 * aSwizzle, aSwizzle);
-  Value bDesc = matrixDescriptor(
-      rewriter, loc,
-      arith::AddIOp::create(rewriter, loc, slotAddr,
-                            constI32(rewriter, loc, bOffset)),
-      k * 128, 1024);
+  Value aDesc =
+      matrixDescriptor(rewriter, loc,
+                       arith::AddIOp::create(rewriter, loc, slotAddr,
+                                             constI32(rewriter, loc, aOffset)),
+                       16, 8 * aSwizzle, aSwizzle);
+  Value bDesc =
+      matrixDescriptor(rewriter, loc,
+                       arith::AddIOp::create(rewriter, loc, slotAddr,
+                                             constI32(rewriter, loc, bOffset)),
+                       k * 128, 1024);
   // The warpgroup's first row: 64 rows of aSwizzle bytes per group.
   Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
                                        constI32(rewriter, loc, 4));
@@ -340,8 +341,8 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
 
   for (auto [block, s] : llvm::zip(index, blockAcc))
     for (auto [pos, reg] : llvm::enumerate(block))
-      regs[reg] = LLVM::ExtractValueOp::create(
-          rewriter, loc, s, ArrayRef<int64_t>{int64_t(pos)});
+      regs[reg] = LLVM::ExtractValueOp::create(rewriter, loc, s,
+                                               ArrayRef<int64_t>{int64_t(pos)});
   rewriter.replaceOp(
       op, packVector(rewriter, loc, converter.convertType(w->accType), regs));
   return success();

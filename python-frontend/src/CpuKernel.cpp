@@ -136,11 +136,7 @@ std::string optionsText(const mlir::tile::CompileOptions &opts) {
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
                             const mlir::tile::CompileOptions &opts) {
-  rt::CacheKeyInputs in;
-  llvm::raw_string_ostream os(in.ir);
-  // With locations: they reach diagnostics, and may reach line info.
-  module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
-  in.buildId = rt::buildIdentity();
+  rt::CacheKeyInputs in = moduleKeyInputs(module);
   // An object built for another CPU (or by another LLVM) is never served.
   in.target = "cpu";
   in.toolVersion = mlir::tile::hostTargetIdentity();

@@ -1056,14 +1056,15 @@ PyObject *dispatcherBind(PyObject *selfObj, PyObject *grid) {
   return reinterpret_cast<PyObject *>(b);
 }
 
-// -- Kernel.__getitem__ ------------------------------------------------------------
+// -- Kernel.__getitem__
+// ------------------------------------------------------------
 
 /// `kernel[grid]` as kernel.py's Kernel.__getitem__ does it,
 /// `(self._binder or self._build_launcher())(grid)`, without a Python frame,
 /// and with a Dispatcher's `bind` called directly. kernel.py installs it as
 /// Kernel.__getitem__ (a method descriptor: called with the kernel first).
-PyObject *subscriptVectorcall(PyObject *, PyObject *const *args,
-                              size_t nargsf, PyObject *kwnames) {
+PyObject *subscriptVectorcall(PyObject *, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames) {
   if (PyVectorcall_NARGS(nargsf) != 2 || kwnames) {
     PyErr_SetString(PyExc_TypeError, "Kernel.__getitem__(kernel, grid)");
     return nullptr;
@@ -1211,17 +1212,27 @@ bool tile_py::addDispatcher(PyObject *module) {
   struct Name {
     PyObject **slot;
     const char *text;
-  } names[] = {{&sIsCuda, "is_cuda"},   {&sDataPtr, "data_ptr"},
-               {&sShape, "shape"},      {&sStride, "stride"},
-               {&sDtype, "dtype"},      {&sCai, "__cuda_array_interface__"},
-               {&sData, "data"},        {&sTypestr, "typestr"},
-               {&sStrides, "strides"},  {&sStream, "stream"},
-               {&sStreamFn, "_stream_fn"}, {&sStreamOf, "_stream_of"},
-               {&sBinary, "binary"},    {&sLaunch, "_launch"},
-               {&sRawStream, "raw_stream"}, {&sCurDevice, "current_device"},
-               {&sClass, "__class__"},  {&sBinder, "_binder"},
+  } names[] = {{&sIsCuda, "is_cuda"},
+               {&sDataPtr, "data_ptr"},
+               {&sShape, "shape"},
+               {&sStride, "stride"},
+               {&sDtype, "dtype"},
+               {&sCai, "__cuda_array_interface__"},
+               {&sData, "data"},
+               {&sTypestr, "typestr"},
+               {&sStrides, "strides"},
+               {&sStream, "stream"},
+               {&sStreamFn, "_stream_fn"},
+               {&sStreamOf, "_stream_of"},
+               {&sBinary, "binary"},
+               {&sLaunch, "_launch"},
+               {&sRawStream, "raw_stream"},
+               {&sCurDevice, "current_device"},
+               {&sClass, "__class__"},
+               {&sBinder, "_binder"},
                {&sBuildLauncher, "_build_launcher"},
-               {&sGrid3, "_grid3"},     {&sLaunchError, "_launch_error"}};
+               {&sGrid3, "_grid3"},
+               {&sLaunchError, "_launch_error"}};
   for (Name &n : names)
     if (!*n.slot && !(*n.slot = PyUnicode_InternFromString(n.text)))
       return false;

@@ -7,6 +7,8 @@
 #ifndef TILE_PY_KERNEL_H
 #define TILE_PY_KERNEL_H
 
+#include "runtime/DiskCache.h"
+
 #include <pybind11/pybind11.h>
 
 #include <array>
@@ -40,8 +42,7 @@ public:
   /// calls this directly (no tuple, no `fast_launch` call to parse). By
   /// default through a tuple. Needs the GIL.
   virtual void launchValues(const std::array<int64_t, 3> &grid,
-                            PyObject *const *args, size_t n,
-                            uintptr_t stream);
+                            PyObject *const *args, size_t n, uintptr_t stream);
 
   /// `Kernel.asm`: every text stage, then the binary ones as bytes.
   py::dict asmDict() const;
@@ -64,6 +65,11 @@ struct CompileError {
 struct LaunchError {
   std::string message;
 };
+
+/// The cache key inputs both backends share: the module's IR with its
+/// locations (they reach diagnostics and line info) and the build identity;
+/// each backend adds target, options and tool version.
+tile::runtime::CacheKeyInputs moduleKeyInputs(mlir::ModuleOp module);
 
 /// The backends. Both run with the GIL released and throw CompileError.
 std::unique_ptr<Kernel> compileCpuKernel(mlir::ModuleOp module,

@@ -8,6 +8,7 @@
 
 #include "compiler/Driver.h"
 #include "compiler/Registration.h"
+#include "runtime/BuildInfo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -18,6 +19,14 @@
 #include <pybind11/stl.h>
 
 using namespace tile_py;
+
+tile::runtime::CacheKeyInputs tile_py::moduleKeyInputs(mlir::ModuleOp module) {
+  tile::runtime::CacheKeyInputs in;
+  llvm::raw_string_ostream os(in.ir);
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo());
+  in.buildId = tile::runtime::buildIdentity();
+  return in;
+}
 
 py::dict Kernel::asmDict() const {
   py::dict d;
