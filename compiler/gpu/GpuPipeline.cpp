@@ -155,7 +155,9 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   };
   DiagnosticCollector diagnostics(ctx);
   PtxOptions ptxOptions;
-  ptxOptions.chip = opts.target;
+  // sm_90a for wgmma modules: the PTX and ptxas must agree on it.
+  ptxOptions.chip =
+      gpuModule ? getModuleChip(gpuModule, opts.target) : opts.target;
   ptxOptions.optLevel = opts.optLevel;
   std::string llvmIR;
   FailureOr<std::string> ptx =
@@ -174,9 +176,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   bin.ptx = *ptx;
 
   std::string log;
-  FailureOr<std::string> cubin =
-      assembleCubin(*ptx, getModuleChip(gpuModule, chip), log,
-                    /*verbose=*/false, opts.printDebugInfo);
+  FailureOr<std::string> cubin = assembleCubin(
+      *ptx, ptxOptions.chip, log, /*verbose=*/false, opts.printDebugInfo);
   if (failed(cubin)) {
     failure.stage = "cubin";
     failure.message = "error: ptxas failed:\n" + log;
