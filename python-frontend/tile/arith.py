@@ -134,42 +134,154 @@ def binary(op, a, b):
         dt = D.int32
     A = materialize(a, dt, shape)
     B = materialize(b, dt, shape)
-    if op == "floordiv":
-        return _floordiv(A, B, dt, shape)
-    if op == "mod":
-        return _mod(A, B, dt, shape)
+    if op in ("floordiv", "mod", "lshift", "rshift"):
+        # NumPy's results where MLIR and LLVM have undefined behaviour.
+        known = None if isinstance(b, Value) else _wrapped(b, dt)
+        if dt.kind == D.KIND_FLOAT:
+            return _float_divmod(op, A, B, dt, shape)
+        if op in ("lshift", "rshift"):
+            return _shift(op, A, B, dt, shape, known)
+        return _int_divide(op, A, B, dt, shape, known)
     return _emit_binary(_arith_name(op, dt), A, B, dt, shape)
 
 
-def _floordiv(A, B, dt, shape):
-    if dt.kind == D.KIND_FLOAT:
-        q = _emit_binary("arith.divf", A, B, dt, shape)
-        return _unary_math("floor", q)
-    op = "arith.floordivsi" if dt.signed else "arith.divui"
-    return _emit_binary(op, A, B, dt, shape)
+# ---------------------------------------------------------------------------
+# `//`, `%` and shifts: defined for every operand (see docs/numerics.md)
+# ---------------------------------------------------------------------------
+#
+# arith's integer division and remainder are undefined for a zero divisor and
+# for INT_MIN / -1, and its shifts for an amount of at least the bit width:
+# constants fold to poison and the CPU traps. The frontend never emits them
+# with such operands; it selects NumPy's results instead.
+
+def _wrapped(v, dt):
+    """Python number `v` as the value it has in integer dtype `dt` (None
+    when `dt` is not an integer type)."""
+    if dt.kind != D.KIND_INT:
+        return None
+    v = int(v) & ((1 << dt.bits) - 1)
+    return v - (1 << dt.bits) if dt.signed and v >> (dt.bits - 1) else v
 
 
-def _mod(A, B, dt, shape):
-    """Python's `%`: the remainder takes the divisor's sign."""
-    if dt.kind == D.KIND_INT and not dt.signed:
+def _select(cond, A, B):
+    types = A.type if isinstance(A, Scalar) else f"{cond.type}, {A.type}"
+    name = builder().emit(f"arith.select {cond.name}, {A.name}, {B.name} : {types}")
+    return _like(A, name, A.dtype)
+
+
+def _cmp(pred, A, B):
+    cmp = "arith.cmpf" if A.dtype.kind == D.KIND_FLOAT else "arith.cmpi"
+    return _like(A, builder().emit(f"{cmp} {pred}, {A.name}, {B.name} : {A.type}"), D.bool_)
+
+
+def _logic(op, p, q):
+    return _emit_binary(f"arith.{op}", p, q, D.bool_, shape_of(p))
+
+
+def _int_divide(op, A, B, dt, shape, known):
+    """Integer `//`, `%` and tile.cdiv (op "ceildiv") as NumPy: a zero
+    divisor gives 0, INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 is 0."""
+    signed = dt.signed
+    if known is not None:
+        if known == 0 or (signed and known == -1 and op == "mod"):
+            return materialize(0, dt, shape)
+        if signed and known == -1:  # a // -1 == -a, wrapping
+            return _emit_binary("arith.subi", materialize(0, dt, shape), A, dt, shape)
+        return _plain_divide(op, A, B, dt, shape)
+    zero, one = materialize(0, dt, shape), materialize(1, dt, shape)
+    by_zero = _cmp("eq", B, zero)
+    if not signed:
+        q = _plain_divide(op, A, _select(by_zero, one, B), dt, shape)
+        # x % 1 is already 0
+        return q if op == "mod" else _select(by_zero, zero, q)
+    by_minus_one = _cmp("eq", B, materialize(-1, dt, shape))
+    if op == "mod":  # x % 1 == x % -1 == 0 == NumPy's x % 0
+        return _plain_divide(op, A, _select(_logic("ori", by_zero, by_minus_one), one, B),
+                             dt, shape)
+    # INT_MIN // 1 is INT_MIN, the wrapped INT_MIN // -1
+    int_min = materialize(-(1 << (dt.bits - 1)), dt, shape)
+    overflow = _logic("andi", _cmp("eq", A, int_min), by_minus_one)
+    q = _plain_divide(op, A, _select(_logic("ori", by_zero, overflow), one, B), dt, shape)
+    return _select(by_zero, zero, q)
+
+
+_INT_DIVIDE = {"floordiv": ("arith.floordivsi", "arith.divui"),
+               "ceildiv": ("arith.ceildivsi", "arith.ceildivui")}
+
+
+def _plain_divide(op, A, B, dt, shape):
+    """The arith op for a divisor that is neither 0 nor (signed) -1."""
+    if op == "mod":
+        return _int_mod(A, B, dt, shape)
+    return _emit_binary(_INT_DIVIDE[op][0 if dt.signed else 1], A, B, dt, shape)
+
+
+def _int_mod(A, B, dt, shape):
+    """Python's integer `%`: the remainder takes the divisor's sign."""
+    if not dt.signed:
         return _emit_binary("arith.remui", A, B, dt, shape)
-    isf = dt.kind == D.KIND_FLOAT
-    r = _emit_binary("arith.remf" if isf else "arith.remsi", A, B, dt, shape)
+    r = _emit_binary("arith.remsi", A, B, dt, shape)
     zero = materialize(0, dt, shape)
-    cmp = "arith.cmpf" if isf else "arith.cmpi"
-    ne, lt = ("une", "olt") if isf else ("ne", "slt")
-    b = builder()
-    t = r.type
-    r_nz = b.emit(f"{cmp} {ne}, {r.name}, {zero.name} : {t}")
-    r_neg = b.emit(f"{cmp} {lt}, {r.name}, {zero.name} : {t}")
-    b_neg = b.emit(f"{cmp} {lt}, {B.name}, {zero.name} : {t}")
-    bt = "i1" if shape is None else tensor_type(shape, "i1")
-    signs = b.emit(f"arith.xori {r_neg}, {b_neg} : {bt}")
-    fix = b.emit(f"arith.andi {r_nz}, {signs} : {bt}")
-    adj = _emit_binary("arith.addf" if isf else "arith.addi", r, B, dt, shape)
-    name = b.emit(f"arith.select {fix}, {adj.name}, {r.name} : "
-                  + (f"{bt}, {t}" if shape is not None else t))
-    return _like(r, name, dt)
+    signs = _logic("xori", _cmp("slt", r, zero), _cmp("slt", B, zero))
+    fix = _logic("andi", _cmp("ne", r, zero), signs)
+    return _select(fix, _emit_binary("arith.addi", r, B, dt, shape), r)
+
+
+def _shift(op, A, B, dt, shape, known):
+    """`<<` and `>>` as NumPy: the amount is compared as unsigned with the
+    bit width; beyond it `<<` gives 0 and `>>` the sign (0 or -1)."""
+    width = dt.bits
+    name = _arith_name(op, dt)
+    arithmetic = op == "rshift" and dt.signed
+    if known is not None:
+        if known & ((1 << width) - 1) < width:
+            return _emit_binary(name, A, B, dt, shape)
+        if arithmetic:
+            return _emit_binary(name, A, materialize(width - 1, dt, shape), dt, shape)
+        return materialize(0, dt, shape)
+    amount = _emit_binary("arith.minui", B, materialize(width - 1, dt, shape), dt, shape)
+    shifted = _emit_binary(name, A, amount, dt, shape)
+    if arithmetic:  # by width - 1: the sign
+        return shifted
+    in_range = _cmp("ult", B, materialize(width, dt, shape))
+    return _select(in_range, shifted, materialize(0, dt, shape))
+
+
+def _float_divmod(op, A, B, dt, shape):
+    """Float `//` and `%` as NumPy's npy_divmod (Python's divmod): the
+    quotient (a - fmod(a, b)) / b snapped to the integer it should be,
+    the remainder with the divisor's sign. Halves and fp8 compute in f32 and
+    round once, as NumPy does for float16."""
+    if dt.bits < 32:
+        out = _float_divmod(op, cast(A, D.float32), cast(B, D.float32), D.float32, shape)
+        return cast(out, dt)
+
+    def f(x):
+        return materialize(x, dt, shape)
+
+    def arith(name, x, y):
+        return _emit_binary(f"arith.{name}", x, y, dt, shape)
+
+    mod = arith("remf", A, B)
+    mod_nonzero = _cmp("une", mod, f(0.0))  # NaN counts as nonzero, as in C
+    signs = _logic("xori", _cmp("olt", B, f(0.0)), _cmp("olt", mod, f(0.0)))
+    fix = _logic("andi", mod_nonzero, signs)
+    if op == "mod":
+        fixed = _select(fix, arith("addf", mod, B), mod)
+        return _select(mod_nonzero, fixed, _copysign(f(0.0), B))
+    div = arith("divf", arith("subf", A, mod), B)
+    div = _select(fix, arith("subf", div, f(1.0)), div)
+    floor = _unary_math("floor", div)
+    round_up = _cmp("ogt", arith("subf", div, floor), f(0.5))
+    snapped = _select(round_up, arith("addf", floor, f(1.0)), floor)
+    quotient = arith("divf", A, B)
+    q = _select(_cmp("une", div, f(0.0)), snapped, _copysign(f(0.0), quotient))
+    return _select(_cmp("oeq", B, f(0.0)), quotient, q)  # x // 0 is x / 0
+
+
+def _copysign(magnitude, sign):
+    name = builder().emit(f"math.copysign {magnitude.name}, {sign.name} : {magnitude.type}")
+    return _like(magnitude, name, magnitude.dtype)
 
 
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}

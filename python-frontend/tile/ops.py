@@ -5,7 +5,8 @@ import math as _pymath
 import numbers
 
 from . import dtypes as D
-from .arith import _emit_binary, _like, _unary_math, binary, cast, float_operand
+from .arith import (_int_divide, _like, _unary_math, _wrapped, binary, cast,
+                    float_operand)
 from .errors import TileTypeError
 from .ir import builder, tensor_type
 from .language import (Scalar, Tile, Value, as_operand, broadcast_shapes, check_shape,
@@ -47,8 +48,9 @@ def cdiv(a, b):
         raise TileTypeError(f"tile.cdiv needs integers, got {dt.name}")
     shape = broadcast_shapes(shape_of(a), shape_of(b))
     A, B = materialize(a, dt, shape), materialize(b, dt, shape)
-    op = "arith.ceildivsi" if dt.signed else "arith.ceildivui"
-    return _emit_binary(op, A, B, dt, shape)
+    # cdiv(a, 0) is 0, like a // 0 (arith.ceildivsi would be undefined)
+    known = None if isinstance(b, Value) else _wrapped(b, dt)
+    return _int_divide("ceildiv", A, B, dt, shape, known)
 
 
 # ---------------------------------------------------------------------------

@@ -160,7 +160,7 @@ _BIN = {
     "arith.shli": np.left_shift, "arith.shrsi": np.right_shift,
     "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
-    "math.powf": np.power, "math.ipowi": np.power,
+    "math.powf": np.power, "math.ipowi": np.power, "math.copysign": np.copysign,
 }
 _UBIN = {"arith.divui": np.floor_divide, "arith.remui": np.remainder,
          "arith.shrui": np.right_shift, "arith.maxui": np.maximum,
