@@ -91,7 +91,9 @@ def TileMapThreads : Pass<"tile-map-threads", "::mlir::ModuleOp"> {
            "warps per block (0: the module's tile.num_warps, else chosen as "
            "tile-tiling does)">
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // The tile dialect too: plain arith on tensors gets #tile layouts.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tile::TileDialect"];
 }
 
 def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {

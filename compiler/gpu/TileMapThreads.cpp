@@ -159,7 +159,9 @@ Attribute LayoutAssigner::expandLayout(Attribute src, RankedTensorType srcType,
 }
 
 Attribute LayoutAssigner::permuteLayout(Attribute src, ArrayRef<int64_t> perm) {
-  auto b = dyn_cast<BlockedLayoutAttr>(src);
+  // `src` is null when the source's layout is undecided (a function
+  // argument): the result then takes a default layout.
+  auto b = dyn_cast_if_present<BlockedLayoutAttr>(src);
   if (!b)
     return {};
   auto apply = [&](ArrayRef<unsigned> v) {
@@ -549,6 +551,22 @@ struct TileMapThreadsPass : tile::impl::TileMapThreadsBase<TileMapThreadsPass> {
       return WalkResult::interrupt();
     });
     if (tiled.wasInterrupted())
+      return signalPassFailure();
+    // Layouts are decided inside a function: one that takes or returns a
+    // tensor (not a kernel, which takes arrays) would be left with unmapped
+    // tensors at its boundary.
+    WalkResult boundary = module.walk([&](func::FuncOp func) {
+      FunctionType type = func.getFunctionType();
+      auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
+      if (func.isExternal() || (llvm::none_of(type.getInputs(), isTensor) &&
+                                llvm::none_of(type.getResults(), isTensor)))
+        return WalkResult::advance();
+      func.emitOpError() << "takes or returns a tensor, which has no thread "
+                            "layout: a kernel takes !tile.array values and "
+                            "scalars and returns nothing";
+      return WalkResult::interrupt();
+    });
+    if (boundary.wasInterrupted())
       return signalPassFailure();
     module->setAttr(
         kNumWarpsAttr,
