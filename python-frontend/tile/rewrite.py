@@ -26,6 +26,7 @@ import inspect
 import os
 import sysconfig
 import textwrap
+import threading
 import types
 from collections import Counter
 
@@ -254,26 +255,50 @@ def _is_user_function(f):
     return f.__name__ != "<lambda>" and "__class__" not in code.co_freevars
 
 
-_factories = {}      # (code, strip_decorators) -> (factory, def line) or None
-_generated = set()   # code objects we compiled (never rewritten again)
+# The rewritten factories, keyed on the identity of the function's code object
+# and globals (code objects compare equal by value: two modules holding the
+# same text at the same lines must not share a factory, which runs with the
+# globals and reports the file of the module it was made for). An entry keeps
+# its code and globals alive so that their ids are not reused.
+_factories = {}      # (id(code), id(globals), strip_decorators) -> _Entry
+_generated = {}      # id -> code object we compiled (never rewritten again)
+_lock = threading.Lock()  # first calls from several threads rewrite once
+
+
+class _Entry:
+    __slots__ = ("code", "globals", "factory", "def_line")
+
+    def __init__(self, code, globals_, made):
+        self.code, self.globals = code, globals_
+        self.factory, self.def_line = made if made is not None else (None, None)
 
 
 def _collect_codes(code):
-    _generated.add(code)
+    _generated[id(code)] = code
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             _collect_codes(c)
 
 
+def _key(f, strip_decorators):
+    return (id(f.__code__), id(f.__globals__), strip_decorators)
+
+
 def _factory_for(f, strip_decorators):
-    """(factory, def line) of `f`'s rewritten source, cached per code object;
-    None when `f` cannot be rewritten."""
-    key = (f.__code__, strip_decorators)
-    if key not in _factories:
-        _factories[key] = None
-        if f.__code__ not in _generated and _is_user_function(f):
-            _factories[key] = _make_factory(f, strip_decorators)
-    return _factories[key]
+    """The _Entry of `f`'s rewritten source (factory None when `f` cannot be
+    rewritten), made once per code object and globals."""
+    key = _key(f, strip_decorators)
+    entry = _factories.get(key)
+    if entry is not None:
+        return entry
+    with _lock:
+        entry = _factories.get(key)
+        if entry is None:
+            made = None
+            if id(f.__code__) not in _generated and _is_user_function(f):
+                made = _make_factory(f, strip_decorators)
+            entry = _factories[key] = _Entry(f.__code__, f.__globals__, made)
+    return entry
 
 
 def _make_factory(f, strip_decorators):
@@ -326,7 +351,7 @@ def rewritten(f, runtime, strip_decorators=False):
     if type(f) is not types.FunctionType:
         return None
     entry = _factory_for(f, strip_decorators)
-    if entry is None:
+    if entry.factory is None:
         return None
     cells = []
     for c in f.__closure__ or ():
@@ -334,7 +359,7 @@ def rewritten(f, runtime, strip_decorators=False):
             cells.append(c.cell_contents)
         except ValueError:  # a free variable not bound yet
             cells.append(UNDEF)
-    g = entry[0](runtime, *cells)
+    g = entry.factory(runtime, *cells)
     g.__defaults__ = f.__defaults__
     g.__kwdefaults__ = f.__kwdefaults__
     return g
@@ -342,8 +367,8 @@ def rewritten(f, runtime, strip_decorators=False):
 
 def def_line(f):
     """The line of `def` (co_firstlineno is the first decorator's)."""
-    entry = _factories.get((f.__code__, True))
-    return entry[1] if entry else f.__code__.co_firstlineno
+    entry = _factories.get(_key(f, True))
+    return entry.def_line if entry and entry.factory else f.__code__.co_firstlineno
 
 
 def grab(local_vars, names):

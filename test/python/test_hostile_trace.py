@@ -1,0 +1,133 @@
+"""Issue 13, tracing side: kernels that a careless or hostile user writes.
+
+- the same kernel text in two modules runs with each module's own globals;
+- cold first calls from several threads trace and compile once;
+- what cannot be traced is a TileTypeError naming the kernel, the user's
+  file:line and what to write instead (never a bare TypeError, a
+  RecursionError, the `def` line, or IR the compiler cannot parse).
+"""
+
+import importlib.util
+import itertools
+import os
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import tile
+from tilehelp import Device, assert_close, line_of
+
+F32 = np.zeros(1024, np.float32)
+_fresh = itertools.count()
+
+
+def import_file(path):
+    """Imports `path` as a module of its own (a fresh name each time)."""
+    name = f"hostile_mod_{next(_fresh)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def write_module(directory, name, text):
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text))
+    return path
+
+
+def marker_line(path, marker):
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if f"# {marker}" in line:
+                return i
+    raise AssertionError(marker)
+
+
+def assert_at(err, kernel, filename, line, *words):
+    """`err` names `kernel`, points at filename:line, and has a hint."""
+    msg = str(err)
+    assert err.kernel == kernel, msg
+    assert (err.filename, err.lineno) == (filename, line), msg
+    assert f"kernel '{kernel}' at {filename}:{line}" in msg, msg
+    assert "hint:" in msg, msg
+    for w in words:
+        assert w in msg, msg
+
+
+# ---------------------------------------------------------------------------
+# Item 1: one rewritten function per module, not per code-object value
+# ---------------------------------------------------------------------------
+
+# Identical lines in both modules (the code objects compare equal); only the
+# module-level constant and the helper, defined elsewhere, differ.
+_KERNEL_MODULE = """\
+import tile
+from {helper_module} import helper
+SCALE = {scale}
+
+
+@tile.kernel
+def scaled(x, out, n):
+    acc = tile.zeros((16,), tile.float32)
+    for i in tile.range(n):
+        acc = acc + tile.load(x, index=(i,), shape=(16,))
+    tile.store(out, index=(0,), tile=helper(acc) * SCALE)
+
+
+@tile.kernel
+def bad(x, out, n):
+    t = tile.load(x, index=(0,), shape=(16,))
+    if n > 3:  # @if
+        t = t + 1.0
+    tile.store(out, index=(0,), tile=t)
+"""
+
+
+def _two_modules(tmp_path):
+    mods = []
+    for tag, scale, factor in (("a", 2.0, 10.0), ("b", 3.0, 100.0)):
+        d = tmp_path / tag
+        d.mkdir()
+        helper = write_module(str(d), f"helper_{tag}_{next(_fresh)}",
+                              f"def helper(t):\n    return t + {factor}\n")
+        text = _KERNEL_MODULE.format(helper_module=os.path.basename(helper)[:-3],
+                                     scale=scale)
+        # Same file name in different directories: only the path differs.
+        path = write_module(str(d), "kern", text)
+        sys.path.insert(0, str(d))
+        try:
+            mods.append((import_file(path), path, scale, factor))
+        finally:
+            sys.path.remove(str(d))
+    a, b = mods[0][0], mods[1][0]
+    assert a.scaled.fn.__code__ == b.scaled.fn.__code__  # the premise of the bug
+    return mods
+
+
+@pytest.mark.numerics
+def test_same_kernel_text_in_two_modules_uses_each_modules_globals(tmp_path):
+    dev = Device()
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(64).astype(np.float32)
+    for mod, _, scale, factor in _two_modules(tmp_path):
+        out = dev.poisoned(16, np.float32)
+        mod.scaled[(1,)](dev.put(x), out, 4)
+        want = (x.astype(np.float64).reshape(4, 16).sum(0) + factor) * scale
+        assert_close(dev.get(out), want, rtol=1e-5, atol=1e-4)
+
+
+def test_an_error_in_the_second_module_names_the_second_file(tmp_path):
+    for mod, path, _, _ in _two_modules(tmp_path):
+        with pytest.raises(tile.TileTypeError) as e:
+            mod.bad.trace(F32, F32, 5)
+        assert_at(e.value, "bad", path, marker_line(path, "@if"), "tile.where")
+        ir = mod.scaled.trace(F32, F32, 4)
+        assert f'loc("{path}"' in ir
+        other = [m for m in ("a", "b") if os.sep + m + os.sep not in path]
+        assert os.sep + other[0] + os.sep + "kern.py" not in ir
