@@ -89,7 +89,9 @@ public:
       }
       pos += arg.numFlat();
     }
-    std::string error;
+    std::string error = gridError(grid);
+    if (!error.empty())
+      throw LaunchError{"kernel '" + name + "': " + error};
     {
       py::gil_scoped_release release;
       error = host->launch(grid, slots.data());

@@ -63,14 +63,12 @@ public:
       throw LaunchError{"kernel '" + name + "' takes " +
                         std::to_string(plan.size()) +
                         " flat argument values, got " + std::to_string(n)};
+    std::string gridWrong = gridError(grid);
+    if (!gridWrong.empty())
+      throw LaunchError{"kernel '" + name + "': " + gridWrong};
     rt::LaunchConfig config;
-    for (int d = 0; d < 3; ++d) {
-      if (grid[d] < 0 || grid[d] > INT32_MAX)
-        throw LaunchError{"kernel '" + name + "': grid dimension " +
-                          std::to_string(d) + " is " +
-                          std::to_string(grid[d])};
+    for (int d = 0; d < 3; ++d)
       config.grid[d] = unsigned(grid[d]);
-    }
     config.block = {unsigned(32 * numWarps), 1, 1};
     config.sharedMem = unsigned(sharedMem);
 

@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +57,24 @@ public:
   /// Stage name -> bytes ("cubin").
   std::vector<std::pair<std::string, std::string>> binaries;
 };
+
+/// CUDA's grid limits (x, y, z). Every backend applies them, so a kernel
+/// launches the same everywhere, and the CPU backend's block count (their
+/// product) fits in an int64_t.
+constexpr std::array<int64_t, 3> kMaxGrid = {INT32_MAX, 65535, 65535};
+
+/// Why `grid` cannot be launched, or empty: a negative dimension or one
+/// above its limit.
+inline std::string gridError(const std::array<int64_t, 3> &grid) {
+  for (size_t d = 0; d < 3; ++d)
+    if (grid[d] < 0 || grid[d] > kMaxGrid[d])
+      return std::string("grid dimension ") + "xyz"[d] + " is " +
+             std::to_string(grid[d]) +
+             (grid[d] < 0 ? ", below 0"
+                          : ", above its limit of " +
+                                std::to_string(kMaxGrid[d]) + " blocks");
+  return {};
+}
 
 /// Raised as `_tile.CompileError` (.stage, .reproducer, str = diagnostics).
 struct CompileError {

@@ -4,7 +4,9 @@ Each handler takes one argument and the flat launch list, appends what
 `_tile.Kernel.launch` wants (arrays: data_ptr, *shape, *strides in elements;
 scalars: the value) and returns the argument's part of the specialization key:
 
-- arrays: (source, dtype, ndim, unit-stride mask, 16-byte aligned, extents % 16 == 0)
+- arrays: (source, dtype, ndim, unit-stride mask, 16-byte aligned, extents % 16 == 0),
+  with READ_ONLY appended for an array its owner marked read-only (the kernel
+  traces and compiles without it: see `writable_key`)
 - ints: "one" (specialized away), "i32", "i32d16", "i64", "i64d16"
 - floats: "f32"; bools: "bool"
 
@@ -20,7 +22,7 @@ import sys
 from . import dtypes as D
 
 __all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
-           "fast_dtype"]
+           "fast_dtype", "READ_ONLY", "writable_key"]
 
 
 class ArgError(Exception):
@@ -72,11 +74,28 @@ def _np_bool(v, flat):
 
 # -- array key parts -------------------------------------------------------
 
+# The last item of a read-only array's key part. A read-only array gets a key
+# of its own, so that the check against what the kernel writes runs once per
+# key, on its first launch (kernel.py), and never on a cache hit.
+READ_ONLY = "read-only"
+
+
+def writable_key(key):
+    """`key` without READ_ONLY marks (what tracing sees); `key` itself when
+    it has none."""
+    for p in key:
+        if p.__class__ is tuple and p[-1] is READ_ONLY:
+            return tuple(p[:-1] if p.__class__ is tuple and p[-1] is READ_ONLY else p
+                         for p in key)
+    return key
+
+
 _parts_cache = {}
 
 
 def _array_parts(tag, dt, shape, strides):
-    """The two key parts (aligned pointer, unaligned pointer) of an array."""
+    """The four key parts of an array, indexed by `unaligned + 2 * read_only`:
+    (aligned pointer, unaligned pointer, both read-only)."""
     mask, ok16, div = 0, True, True
     size = dt.itemsize
     for i, (n, s) in enumerate(zip(shape, strides)):
@@ -87,7 +106,8 @@ def _array_parts(tag, dt, shape, strides):
         if n & 15:
             div = False
     ndim = len(shape)
-    return ((tag, dt, ndim, mask, ok16, div), (tag, dt, ndim, mask, False, div))
+    aligned, unaligned = (tag, dt, ndim, mask, ok16, div), (tag, dt, ndim, mask, False, div)
+    return aligned, unaligned, aligned + (READ_ONLY,), unaligned + (READ_ONLY,)
 
 
 def _check_dtype(dt, what):
@@ -99,10 +119,27 @@ def _check_dtype(dt, what):
     return d
 
 
+def _native_order(dt, what):
+    """Refuses a NumPy dtype whose bytes are not in this machine's order:
+    kernels read memory as native numbers."""
+    if not dt.isnative:
+        raise ArgError(f"{what} of dtype {dt.str!r} is in {'big' if dt.byteorder == '>' else 'little'}"
+                       f"-endian byte order, which this {sys.byteorder}-endian machine's "
+                       "kernels would misread", "convert it to native order first: "
+                       f"x.astype({dt.newbyteorder('=').str!r}) (a copy), or "
+                       "np.ascontiguousarray(x.byteswap().view(x.dtype.newbyteorder()))",
+                       kind="type")
+    return dt
+
+
 def _cached_parts(tag, dtkey, dtname, shape, strides):
+    """The memoized key parts; `dtname` None: NumPy's dtype `dtkey`, whose
+    name costs microseconds."""
     key = (tag, dtkey, shape, strides)
     p = _parts_cache.get(key)
     if p is None:
+        if dtname is None:
+            dtname = _native_order(dtkey, "a NumPy array").name
         if len(_parts_cache) > 4096:
             _parts_cache.clear()
         p = _parts_cache[key] = _array_parts(tag, _check_dtype(dtname, tag), shape, strides)
@@ -184,14 +221,13 @@ def _elem_strides(strides, itemsize, what):
 
 
 def _numpy_any(a, flat):
-    ai = a.__array_interface__
-    ptr = ai["data"][0]
+    ptr, ro = a.__array_interface__["data"]
     shape = a.shape
     st = _elem_strides(a.strides, a.itemsize, "a NumPy array")
     flat.append(ptr)
     flat += shape
     flat += st
-    return _cached_parts("numpy", a.dtype, a.dtype.name, shape, st)[ptr & 15 != 0]
+    return _cached_parts("numpy", a.dtype, None, shape, st)[(ptr & 15 != 0) + 2 * ro]
 
 
 def _numpy_on_cuda(a, flat):
@@ -205,9 +241,10 @@ def _numpy_on_cuda(a, flat):
 def _cai_dtype(d):
     import numpy as np
     try:
-        return np.dtype(d["typestr"]).name
+        dt = np.dtype(d["typestr"])
     except TypeError:
         return str(d["typestr"])
+    return _native_order(dt, "a CUDA array").name
 
 
 def _contiguous_strides(shape):
@@ -241,7 +278,9 @@ def _cai_type(d):
 
 def _cai_any(x, flat):
     d = x.__cuda_array_interface__
-    ptr = d["data"][0]
+    data = d["data"]
+    ptr = data[0]
+    ro = len(data) > 1 and bool(data[1])
     shape = tuple(d["shape"])
     name, dt = _cai_type(d)
     if d.get("strides") is None:
@@ -251,7 +290,7 @@ def _cai_any(x, flat):
     flat.append(ptr)
     flat += shape
     flat += st
-    return _cached_parts("cai", name, name, shape, st)[ptr & 15 != 0]
+    return _cached_parts("cai", name, name, shape, st)[(ptr & 15 != 0) + 2 * ro]
 
 
 def _cai_on_host(x, flat):
@@ -282,17 +321,69 @@ _DL_CODES = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64
              (12, 8): "float8_e5m2"}
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
+class _DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):  # DLPack 1.x
+    _fields_ = [("version", _DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64),
+                ("dl_tensor", _DLTensor)]
+
+
+_DL_FLAG_READ_ONLY = 1
+_DL_MAX_RANK = 64
+
 _get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _get_pointer.restype = ctypes.c_void_p
 _get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_is_capsule = ctypes.pythonapi.PyCapsule_IsValid
+_is_capsule.restype = ctypes.c_int
+_is_capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _PinnedPointer(int):
+    """A data pointer that holds its DLPack capsule: the exporter may have
+    made the memory for this call alone (a conversion, a copy), and the
+    capsule's deleter frees it. The pointer lives in the launch's flat
+    arguments, so the memory outlives the launch call (on the CPU backend,
+    the kernel's whole run)."""
+
+
+def _dlpack_capsule(x):
+    """x.__dlpack__(), asking for DLPack 1.0 (which can flag read-only
+    memory) and falling back for older exporters."""
+    try:
+        try:
+            return x.__dlpack__(max_version=(1, 0))
+        except TypeError:  # an exporter that knows no max_version
+            return x.__dlpack__()
+    except Exception as e:
+        raise ArgError(f"its __dlpack__() raised {type(e).__name__}: {e}",
+                       "see the exception this one was raised from") from e
 
 
 def _dlpack_view(x):
-    """(device type, ptr, shape, strides, dtype name) of a __dlpack__ object.
-    The capsule is not consumed, so its destructor frees it; `x` keeps the
-    memory alive for the launch."""
-    cap = x.__dlpack__()
-    t = _DLTensor.from_address(_get_pointer(cap, b"dltensor"))
+    """(device type, pointer, shape, strides, dtype name, read-only) of a
+    __dlpack__ object. The capsule is not consumed (its destructor calls the
+    deleter); the pointer returned holds it."""
+    cap = _dlpack_capsule(x)
+    ro = False
+    if _is_capsule(cap, b"dltensor_versioned"):
+        m = _DLManagedTensorVersioned.from_address(_get_pointer(cap, b"dltensor_versioned"))
+        if m.version.major != 1:
+            raise ArgError(f"its __dlpack__() returned a DLPack {m.version.major}."
+                           f"{m.version.minor} tensor; tile reads DLPack 1.x")
+        t = m.dl_tensor
+        ro = bool(m.flags & _DL_FLAG_READ_ONLY)
+    elif _is_capsule(cap, b"dltensor"):
+        t = _DLTensor.from_address(_get_pointer(cap, b"dltensor"))
+    else:
+        raise ArgError(f"its __dlpack__() returned a {type(cap).__name__}, not an unused "
+                       "DLPack capsule ('dltensor' or 'dltensor_versioned')",
+                       "__dlpack__ must return a new capsule on every call")
+    if not 0 <= t.ndim <= _DL_MAX_RANK or (t.ndim and not t.shape):
+        raise ArgError(f"its DLPack tensor has an invalid rank {t.ndim}")
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:
         st = tuple(t.strides[i] for i in range(t.ndim))
@@ -302,12 +393,14 @@ def _dlpack_view(x):
                          f"{t.dtype.bits} bits")
     if t.dtype.lanes != 1:
         name = f"vector of {t.dtype.lanes} lanes"
-    return t.device.device_type, (t.data or 0) + t.byte_offset, shape, st, name
+    ptr = _PinnedPointer((t.data or 0) + t.byte_offset)
+    ptr.capsule = cap
+    return t.device.device_type, ptr, shape, st, name, ro
 
 
 def _dlpack(devices, where):
     def handler(x, flat):
-        dev, ptr, shape, st, name = _dlpack_view(x)
+        dev, ptr, shape, st, name, ro = _dlpack_view(x)
         if devices is not None and dev not in devices:
             raise ArgError(f"a {type(x).__name__} array on DLPack device type {dev} was "
                            f"passed to a kernel running on the {where} backend",
@@ -315,7 +408,7 @@ def _dlpack(devices, where):
         flat.append(ptr)
         flat += shape
         flat += st
-        return _cached_parts("dlpack", name, name, shape, st)[ptr & 15 != 0]
+        return _cached_parts("dlpack", name, name, shape, st)[(ptr & 15 != 0) + 2 * ro]
     return handler
 
 
@@ -404,7 +497,7 @@ def fast_dtype(kind, d):
         if kind == _FAST_TORCH:
             dt = _torch_dtype(d)
         elif kind == _FAST_NUMPY:
-            dt = _check_dtype(d.name, "numpy")
+            dt = _check_dtype(_native_order(d, "a NumPy array").name, "numpy")
         elif kind == _FAST_CAI:
             dt = _cai_type({"typestr": d})[1]
         else:

@@ -16,7 +16,9 @@ dispatcher off.
 import functools
 import inspect
 import keyword
+import operator
 import os
+import re
 
 from . import backend as _backend
 from . import interop, ir
@@ -33,6 +35,44 @@ __all__ = ["Kernel", "CompiledKernel", "kernel", "launch"]
 _binaries = {}
 _partial = functools.partial
 _MISSING = object()  # an argument the launch did not pass
+
+# CUDA's grid limits (x, y, z), held on every backend so that a kernel
+# launches the same everywhere (python-frontend/src/Kernel.h checks them too).
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+_ARRAY_ARG = re.compile(r"(%[^\s:,()]+): !tile\.array<")
+_SSA_USE = re.compile(r"%[A-Za-z_$.\-][\w$.\-]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OP_NAME = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[\w.]+)")
+_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)\s*$')
+# Ops that only read the arrays they name: any other use is taken as a write.
+_READING_OPS = frozenset({"tile.load", "tile.gather", "tile.dim", "tile.stride"})
+
+
+def array_writes(ir_text, params, key):
+    """{parameter name: (op, file, line)} of the array parameters that the
+    traced IR may write (stores, scatters, atomics), each with its first
+    write."""
+    arrays = [n for (n, const), part in zip(params, key)
+              if not const and part.__class__ is tuple]
+    lines = ir_text.splitlines()
+    head = next((i for i, ln in enumerate(lines) if "func.func" in ln), None)
+    if head is None or not arrays:
+        return {}
+    ssa = dict(zip(_ARRAY_ARG.findall(lines[head]), arrays))
+    writes = {}
+    for ln in lines[head + 1:]:
+        loc = _LOC.search(ln)
+        code = _STRING.sub('""', ln[:loc.start()] if loc else ln)
+        used = [ssa[u] for u in _SSA_USE.findall(code) if u in ssa]
+        op = _OP_NAME.match(code)
+        op = op.group(1) if op else "?"
+        if not used or op in _READING_OPS:
+            continue
+        where = (loc.group(1), int(loc.group(2))) if loc else ("?", 0)
+        for name in used:
+            writes.setdefault(name, (op,) + where)
+    return writes
 
 
 def kernel(fn=None, *, num_warps=None, opt_level=3, backend=None):
@@ -118,7 +158,7 @@ class CompiledKernel:
     "tiled", "mapped", "gpu", "nvvm", "ptx", "cubin": see tilec --list-stages)."""
 
     __slots__ = ("kernel", "name", "key", "constants", "ir", "asm", "backend", "target",
-                 "num_warps", "shared_mem", "binary", "_launch", "_stream_fn")
+                 "num_warps", "shared_mem", "binary", "_launch", "_stream_fn", "written")
 
     def __init__(self, kern, key, constants, ir_text, backend, target):
         self.kernel = kern
@@ -134,6 +174,8 @@ class CompiledKernel:
         self.binary = None
         self._launch = self._no_binary
         self._stream_fn = None
+        # Array parameters the kernel may write: read-only arrays are refused there.
+        self.written = frozenset(array_writes(ir_text, kern.params, key))
         if backend == "cuda" and any(isinstance(p, tuple) and p[0] == "torch" for p in key):
             self._stream_fn = interop.torch_stream_getter()
 
@@ -153,7 +195,7 @@ class CompiledKernel:
     def run(self, grid, flat, stream):
         """The hot path after the cache lookup."""
         if grid.__class__ is tuple and len(grid) == 1 and grid[0].__class__ is int \
-                and grid[0] > 0:
+                and 0 < grid[0] <= MAX_GRID[0]:
             grid = (grid[0], 1, 1)
         else:
             grid = self._grid3(grid)
@@ -186,25 +228,37 @@ class CompiledKernel:
                                kernel=self.name, location=user_location())
 
     def _grid3(self, grid):
+        """(x, y, z) of a launch's grid; None when it runs no block."""
         g = grid
         if callable(g) and not isinstance(g, (tuple, list, int)):
             g = g(dict(self.constants))
         if isinstance(g, (tuple, list)):
             if not 1 <= len(g) <= 3:
                 raise TileLaunchError(f"a grid has 1 to 3 dimensions, got {tuple(g)!r}",
-                                      kernel=self.name)
+                                      kernel=self.name, location=user_location())
             g = tuple(g) + (1,) * (3 - len(g))
         else:
             g = (g, 1, 1)
-        try:
-            g = tuple(int(x) for x in g)
-        except (TypeError, ValueError):
-            raise TileLaunchError(f"the grid must hold ints, got {grid!r}",
-                                  "e.g. kernel[(tile.cdiv(n, BLOCK),)](...)",
-                                  kernel=self.name) from None
-        if min(g) < 0:
-            raise TileLaunchError(f"the grid {g} has a negative dimension", kernel=self.name)
-        return None if min(g) == 0 else g
+        dims = []
+        for axis, n, limit in zip("xyz", g, MAX_GRID):
+            try:
+                n = operator.index(n)  # ints and NumPy ints; not 4.5 nor "4"
+            except TypeError:
+                raise TileLaunchError(f"the grid must hold ints, got {grid!r} (grid "
+                                      f"dimension {axis} is a {type(n).__name__})",
+                                      "e.g. kernel[(tile.cdiv(n, BLOCK),)](...)",
+                                      kernel=self.name, location=user_location()) from None
+            if n < 0:
+                raise TileLaunchError(f"the grid {g} has a negative dimension",
+                                      kernel=self.name, location=user_location())
+            if n > limit:
+                raise TileLaunchError(
+                    f"grid dimension {axis} is {n}, above its limit of {limit} blocks "
+                    "(CUDA's limits, x < 2**31 and y, z < 2**16, hold on every backend)",
+                    "put the largest dimension first, or have each block do more work "
+                    "(a tile.range loop)", kernel=self.name, location=user_location())
+            dims.append(n)
+        return None if min(dims) == 0 else tuple(dims)
 
     def launch(self, grid, *args, stream=None, **kwargs):
         """Launches through the kernel (re-checking the specialization)."""
@@ -340,6 +394,36 @@ class Kernel:
             self.cache[key] = ck
         return ck
 
+    def _launch_miss(self, key, args):
+        """_miss for a launch's key. A key with read-only arrays launches the
+        writable key's kernel, and is refused where the kernel writes one of
+        them; either way only once per key (then the key is cached)."""
+        base = interop.writable_key(key)
+        ck = self._miss(base, args)
+        if base is not key:
+            self._check_read_only(ck, key)
+            self.cache[key] = ck
+        return ck
+
+    def _check_read_only(self, ck, key):
+        for (name, const), part in zip(self.params, key):
+            if const or part.__class__ is not tuple or part[-1] is not interop.READ_ONLY \
+                    or name not in ck.written:
+                continue
+            op, file, line = array_writes(ck.ir, self.params, ck.key)[name]
+            raise TileTypeError(f"argument '{name}': a read-only array was passed to a "
+                                f"parameter the kernel writes ({op} at {file}:{line})",
+                                "pass a writable array (a copy: np.array(x)); NumPy's "
+                                "x.flags.writeable = True is only safe for memory you own",
+                                kernel=self.__name__, location=user_location())
+
+    def _duplicate_error(self, name):
+        names = ", ".join(n for n, _ in self.params)
+        raise TileTypeError(
+            f"wrong arguments for {self.__name__}({names}): parameter '{name}' was given "
+            "more than once (by position and by keyword)", "pass each parameter once",
+            kernel=self.__name__, location=user_location())
+
     def _bind(self, args, kwargs):
         """Every parameter's value, in order (slow path)."""
         try:
@@ -365,8 +449,8 @@ class Kernel:
                     h = handlers.get(type(v)) or handlers.slow
                     key.append(h(v, flat))
                 except interop.ArgError as e:
-                    raise self._arg_exception(e, name) from None
-        return tuple(key), flat
+                    raise self._arg_exception(e, name) from e.__cause__
+        return interop.writable_key(tuple(key)), flat
 
     def compile(self, *args, **constants):
         """Traces and compiles for these arguments; returns a CompiledKernel
@@ -412,8 +496,8 @@ class Kernel:
             try:
                 (h.get(type(v)) or h.slow)(v, [])
             except interop.ArgError as err:
-                raise self._arg_exception(err, name) from None
-        raise self._arg_exception(e, "?") from None
+                raise self._arg_exception(err, name) from err.__cause__
+        raise self._arg_exception(e, "?") from e.__cause__
 
     def _binding_error(self, extra, kwargs, values):
         names = [n for n, _ in self.params]
@@ -487,18 +571,26 @@ def _make_launcher(kern, handlers, return_entry=False):
     """A function specialized to the kernel's signature, named after it:
     launch(grid, <params>, *, stream=None) -> key, cache lookup, run.
     Parameters default to a sentinel so that missing ones are reported by
-    us; generated names start with __tile_ so they cannot clash. With
-    `return_entry` (the dispatcher's), it returns the CompiledKernel it
-    launched."""
+    us; generated names start with __tile_ so they cannot clash. Positional
+    arguments bind to positional-only slots and keywords to keyword-only
+    parameters of the kernel's names, so that one given both ways reaches
+    us (Python would raise its own TypeError). With `return_entry` (the
+    dispatcher's), it returns the CompiledKernel it launched."""
     params = list(kern._signature.parameters.values())
     names = [p.name for p in params]
-    pos, kwonly, defaults = [], [], {}
+    slots, merge, defaults = [], [], {}
     for i, p in enumerate(params):
-        d = f"__tile_d{i}"
-        defaults[d] = _MISSING if p.default is p.empty else p.default
-        (kwonly if p.kind == p.KEYWORD_ONLY else pos).append(f"{p.name}={d}")
-    sig = ", ".join(["__tile_grid"] + pos + ["*__tile_extra"] + kwonly
-                    + ["stream=None", "**__tile_kw"])
+        if p.kind != p.KEYWORD_ONLY:
+            slots.append(f"__tile_p{i}=__tile_M")
+            merge.append(f"    if __tile_p{i} is not __tile_M:\n"
+                         f"        if {p.name} is not __tile_M:\n"
+                         f"            __tile_K._duplicate_error({p.name!r})\n"
+                         f"        {p.name} = __tile_p{i}\n")
+        if p.default is not p.empty:
+            defaults[f"__tile_d{i}"] = p.default
+            merge.append(f"    if {p.name} is __tile_M:\n        {p.name} = __tile_d{i}\n")
+    sig = ", ".join(["__tile_grid"] + slots + ["/", "*__tile_extra"]
+                    + [f"{n}=__tile_M" for n in names] + ["stream=None", "**__tile_kw"])
     values = "(" + "".join(n + ", " for n in names) + ")"
     missing = " or ".join(f"{n} is __tile_M" for n in names) or "False"
     body, keyparts = [], []
@@ -514,7 +606,8 @@ def _make_launcher(kern, handlers, return_entry=False):
         not keyword.iskeyword(kern.__name__) else "launch"
     src = (
         f"def {fname}({sig}):\n"
-        f"    if __tile_extra or __tile_kw or {missing}:\n"
+        + "".join(merge)
+        + f"    if __tile_extra or __tile_kw or {missing}:\n"
         f"        __tile_K._binding_error(__tile_extra, __tile_kw, {values})\n"
         "    __tile_F = []\n"
         "    try:\n"
@@ -526,7 +619,7 @@ def _make_launcher(kern, handlers, return_entry=False):
         "    except TypeError as __tile_err:\n"
         f"        __tile_K._type_error(__tile_err, {values})\n"
         "    if __tile_e is None:\n"
-        f"        __tile_e = __tile_K._miss(__tile_key, {values})\n"
+        f"        __tile_e = __tile_K._launch_miss(__tile_key, {values})\n"
         + ("    __tile_e.run(__tile_grid, __tile_F, stream)\n    return __tile_e\n"
            if return_entry else "    return __tile_e.run(__tile_grid, __tile_F, stream)\n")
     )

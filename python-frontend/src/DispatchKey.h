@@ -1,0 +1,130 @@
+//===- DispatchKey.h - the C dispatcher's state and compact keys -*- C++
+//-*-===//
+//
+// Shared by Dispatch.cpp (the call, the cache, the Python types) and
+// DispatchKey.cpp (classifying arguments, building the compact key).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_PY_DISPATCHKEY_H
+#define TILE_PY_DISPATCHKEY_H
+
+#include <Python.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace tile_py::dispatch {
+
+enum Kind : uint64_t {
+  kSlow = 0,
+  kInt = 1,
+  kFloat = 2,
+  kBool = 3,
+  kTorch = 4,
+  kNumpy = 5,
+  kCai = 6,
+  kConst = 7,
+};
+
+constexpr Py_ssize_t kMaxParams = 64;
+constexpr Py_ssize_t kMaxFlat = 512;
+constexpr int kMaxRank = 32;
+constexpr size_t kMaxEntries = 32;
+constexpr size_t kMaxTypes = 64;
+constexpr size_t kMaxDTypes = 256;
+constexpr int kWords = 3; // compact key words per parameter
+
+// Interned attribute names and small ints (Dispatch.cpp makes them).
+extern PyObject *sIsCuda, *sDataPtr, *sShape, *sStride, *sDtype, *sCai, *sData,
+    *sTypestr, *sStrides, *sStream, *sStreamFn, *sStreamOf, *sLaunch, *sGrid3,
+    *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sBinder,
+    *sBuildLauncher, *sZero, *sOne;
+
+struct TypeInfo {
+  PyTypeObject *type; // owned
+  uint64_t kind;
+  int want; // torch: 1 must be on the GPU, 0 must not, 2 either
+};
+
+struct DTypeInfo {
+  PyObject *src;  // owned: torch/NumPy dtype object
+  PyObject *tile; // owned: tile DType
+  int64_t itemsize;
+};
+
+struct Entry {
+  std::vector<uint64_t> words;
+  std::vector<PyObject *> objs; // owned Constants compared with ==, or null
+  PyObject *ck;                 // owned CompiledKernel
+  // The default stream (ck._stream_fn, fixed when ck is made): null for 0;
+  // torch's two C functions when the getter names them, called directly.
+  PyObject *streamFn = nullptr, *rawStream = nullptr, *curDevice = nullptr;
+};
+
+struct Impl {
+  Py_ssize_t nparams = 0, npos = 0;
+  std::vector<char> isConst;
+  PyObject *names = nullptr;    // tuple of str
+  PyObject *defaults = nullptr; // tuple; `missing` where there is none
+  PyObject *missing = nullptr;
+  PyObject *kindFn = nullptr; // x -> (kind, want)
+  PyObject *dtypeFn =
+      nullptr; // (kind, dtype or typestr) -> (DType, itemsize) | None
+  PyObject *slow = nullptr; // the Python launcher; returns the CompiledKernel
+  PyObject *caiDtypes = nullptr; // dict typestr -> (DType, itemsize)
+  std::vector<TypeInfo> types;
+  std::vector<DTypeInfo> dtypes;
+  std::vector<Entry> entries;
+  uint64_t generation = 0;
+  PyObject *lastGrid = nullptr, *lastBound = nullptr;
+  uint64_t hits = 0, misses = 0, slowCalls = 0;
+};
+
+/// The per-call scratch: the compact key and the flat argument values.
+struct Work {
+  PyObject *vals[kMaxParams];
+  uint64_t words[kWords * kMaxParams];
+  PyObject *objs[kMaxParams];
+  PyObject *flat[kMaxFlat]; // owned
+  Py_ssize_t nflat = 0;
+  ~Work() {
+    for (Py_ssize_t i = 0; i < nflat; ++i)
+      Py_DECREF(flat[i]);
+  }
+  bool push(PyObject *o) { // steals
+    if (!o)
+      return false;
+    if (nflat == kMaxFlat) {
+      Py_DECREF(o);
+      return false;
+    }
+    flat[nflat++] = o;
+    return true;
+  }
+  bool pushBorrowed(PyObject *o) {
+    Py_INCREF(o);
+    return push(o);
+  }
+};
+
+/// An owned reference that is released at scope exit.
+struct Ref {
+  PyObject *p;
+  explicit Ref(PyObject *p = nullptr) : p(p) {}
+  ~Ref() { Py_XDECREF(p); }
+  Ref(const Ref &) = delete;
+  Ref &operator=(const Ref &) = delete;
+  operator PyObject *() const { return p; }
+  explicit operator bool() const { return p != nullptr; }
+};
+
+/// Fills `w` with the compact key and the flat values of `w.vals`; false:
+/// take the Python path (any error is cleared).
+bool computeKey(Impl &im, Work &w);
+/// Forget the memos of argument types and dtypes.
+void clearTypes(Impl &im);
+void clearDTypes(Impl &im);
+
+} // namespace tile_py::dispatch
+
+#endif // TILE_PY_DISPATCHKEY_H
