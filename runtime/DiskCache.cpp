@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fcntl.h>
+#include <mutex>
 #include <pwd.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,12 @@ using namespace tile::runtime;
 
 static constexpr uint64_t kMaxMetaBytes = 1 << 20;
 static constexpr uint64_t kMaxBlobBytes = uint64_t(1) << 32;
+/// The per-cache HMAC key: created once, 0600, by the first user of the
+/// directory; an entry verifies only under the key it was written with.
+static constexpr const char *kKeyFile = "cache.key";
+static constexpr size_t kSecretBytes = 32;
+/// Domain separation for the entry MAC (and the format it belongs to).
+static constexpr std::string_view kMacDomain = "tile-cache-entry-v2";
 /// Temporaries older than this belong to a writer that died.
 static constexpr int64_t kStaleTmpNs = int64_t(3600) * 1000000000;
 
@@ -54,8 +62,7 @@ static Json keyInputsJson(const CacheKeyInputs &in) {
 }
 
 static bool isKey(const std::string &name) {
-  return name.size() == 64 &&
-         std::all_of(name.begin(), name.end(), [](char c) {
+  return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
 }
@@ -83,8 +90,8 @@ std::optional<uint64_t> DiskCache::parseSize(const std::string &text) {
   for (char &c : suffix)
     c = char(std::toupper(static_cast<unsigned char>(c)));
   static const std::pair<const char *, int> units[] = {
-      {"", 0},    {"B", 0},    {"K", 10},   {"KB", 10}, {"KIB", 10},
-      {"M", 20},  {"MB", 20},  {"MIB", 20}, {"G", 30},  {"GB", 30},
+      {"", 0},     {"B", 0},   {"K", 10},   {"KB", 10}, {"KIB", 10},
+      {"M", 20},   {"MB", 20}, {"MIB", 20}, {"G", 30},  {"GB", 30},
       {"GIB", 30}, {"T", 40},  {"TB", 40},  {"TIB", 40}};
   for (const auto &[name, shift] : units)
     if (suffix == name) {
@@ -95,16 +102,94 @@ std::optional<uint64_t> DiskCache::parseSize(const std::string &text) {
   return std::nullopt;
 }
 
+/// Prints `message` on stderr the first time `topic` comes up in this
+/// process: a refused cache or a damaged entry is news once, not per kernel.
+static void warnOnce(const std::string &topic, const std::string &message) {
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (seen.insert(topic).second)
+    std::fprintf(stderr, "tile: warning: %s\n", message.c_str());
+}
+
+/// The HMAC of an entry's metadata bytes, bound to the entry's key.
+static std::string entryMac(const std::string &secret, const std::string &key,
+                            std::string_view metaText) {
+  std::string message(kMacDomain);
+  message += '\0';
+  message += key;
+  message += '\0';
+  message += metaText;
+  return Sha256::toHex(Sha256::hmac(secret, message));
+}
+
+/// The cache's secret key, created (0600, published whole by link(2)) when
+/// missing. nullopt with `why` when it cannot be made or is not private.
+static std::optional<std::string> loadSecret(int root, std::string &why) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    struct stat st;
+    int found = ::fstatat(root, kKeyFile, &st, AT_SYMLINK_NOFOLLOW);
+    int statErrno = errno;
+    if (found == 0) {
+      auto secret =
+          fs::readAt(root, kKeyFile, kSecretBytes, fs::Require::Private);
+      if (secret && secret->size() == kSecretBytes)
+        return secret;
+      why = std::string("its key file ") + kKeyFile +
+            " is not a private (0600) 32-byte file of this user";
+      return std::nullopt;
+    }
+    auto bytes = fs::randomBytes(kSecretBytes);
+    std::string tmp = ".tmp-key-" + fs::uniqueToken();
+    if (statErrno != ENOENT || !bytes ||
+        !fs::writeNewAt(root, tmp.c_str(), *bytes)) {
+      ::unlinkat(root, tmp.c_str(), 0);
+      why = std::string("its key file ") + kKeyFile + " cannot be created";
+      return std::nullopt;
+    }
+    int linked = ::linkat(root, tmp.c_str(), root, kKeyFile, 0);
+    int linkErrno = errno;
+    ::unlinkat(root, tmp.c_str(), 0);
+    if (linked == 0)
+      return bytes;
+    if (linkErrno != EEXIST)
+      break;
+    // Another process created it first: read theirs.
+  }
+  why = std::string("its key file ") + kKeyFile + " cannot be created";
+  return std::nullopt;
+}
+
+/// Removed at exit: the private directory is this process's alone.
+static std::string *fallbackDirectory = nullptr;
+
+/// Without a usable home, a fresh private directory (mkdtemp, 0700) rather
+/// than a predictable name in a world-writable /tmp that anyone could plant.
+static std::string privateFallbackDirectory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/tile-cache-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      return;
+    fallbackDirectory = new std::string(pattern);
+    std::atexit([] { fs::removeTree(*fallbackDirectory); });
+  });
+  return fallbackDirectory ? *fallbackDirectory : std::string();
+}
+
 static std::string defaultDirectory() {
   const char *home = std::getenv("HOME");
   std::string base;
   if (home && *home) {
     base = home;
-  } else if (const passwd *pw = ::getpwuid(::getuid())) {
+  } else if (const passwd *pw = ::getpwuid(::geteuid())) {
     base = pw->pw_dir ? pw->pw_dir : "";
   }
-  if (base.empty())
-    return "/tmp/tile-cache-" + std::to_string(::getuid());
+  struct stat st;
+  if (base.empty() || ::stat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return privateFallbackDirectory();
   return base + "/.cache/tile";
 }
 
@@ -134,45 +219,99 @@ DiskCache::DiskCache(std::string dir, uint64_t maxBytes, bool lookups)
     this->dir.pop_back();
 }
 
-/// Whether `fd` is still the directory published at `path`: a check that
-/// failed on an entry someone evicted or replaced meanwhile is just a miss.
-static bool stillPublished(int fd, const std::string &path) {
+fs::Fd DiskCache::openRoot(Open how) const {
+  if (how == Open::Use && !fs::makeDirs(dir))
+    return fs::Fd();
+  fs::Fd root = fs::openDir(dir);
+  struct stat st;
+  if (!root || ::fstat(root.get(), &st) != 0)
+    return fs::Fd();
+  if (how == Open::Inspect)
+    return root;
+  std::string why = fs::distrustReason(st);
+  if (why.empty())
+    return root;
+  // Anyone who can write it could plant code for us to run.
+  warnOnce("dir:" + dir, "not using the kernel cache " + dir + ": " + why +
+                             "; kernels are compiled without caching (make "
+                             "it private with chmod 700, or set "
+                             "TILE_CACHE_DIR to a directory of your own)");
+  return fs::Fd();
+}
+
+/// The secret of a usable cache, or nullopt (warned about once).
+static std::optional<std::string> secretOf(int root, const std::string &dir) {
+  std::string why;
+  auto secret = loadSecret(root, why);
+  if (!secret)
+    warnOnce("key:" + dir, "not using the kernel cache " + dir + ": " + why +
+                               "; kernels are compiled without caching");
+  return secret;
+}
+
+/// Whether `entryFd` is still the directory published as `key`: a check
+/// that failed on an entry someone evicted or replaced meanwhile is a miss.
+static bool stillPublished(int root, int entryFd, const std::string &key) {
   struct stat a, b;
-  return ::fstat(fd, &a) == 0 && ::stat(path.c_str(), &b) == 0 &&
+  return ::fstat(entryFd, &a) == 0 &&
+         ::fstatat(root, key.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 &&
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-DiskCache::Outcome DiskCache::read(const CacheKeyInputs &in,
+DiskCache::Outcome DiskCache::read(int root, const std::string &secret,
+                                   const CacheKeyInputs &in,
                                    const std::string &key, CacheEntry *out,
                                    bool touch) {
   // One descriptor for the entry: every file read below comes from the same
   // directory even if the entry is replaced meanwhile.
-  std::string path = dir + "/" + key;
-  fs::Fd entry(
-      ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  fs::Fd entry = fs::openDirAt(root, key.c_str());
   if (!entry)
     return Outcome::Miss;
-  Outcome result = validate(entry.get(), in, key, out);
-  if (result == Outcome::Rejected && !stillPublished(entry.get(), path))
-    return Outcome::Miss;
+  std::string why;
+  Outcome result = validate(entry.get(), secret, in, key, out, why);
+  if (result == Outcome::Rejected) {
+    if (!stillPublished(root, entry.get(), key))
+      return Outcome::Miss;
+    warnOnce("entry:" + dir, "ignored a damaged entry of the kernel cache " +
+                                 dir + " (" + key.substr(0, 16) + ": " + why +
+                                 "); it was removed and the kernel is "
+                                 "compiled again");
+    discard(root, key);
+  }
   if (result == Outcome::Hit && touch)
     fs::setTimes(entry.get(), fs::nowNs()); // the LRU stamp
   return result;
 }
 
-DiskCache::Outcome DiskCache::validate(int entryFd, const CacheKeyInputs &in,
-                                       const std::string &key,
-                                       CacheEntry *out) {
-  auto metaText = fs::readAt(entryFd, "meta.json", kMaxMetaBytes);
-  if (!metaText)
+DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
+                                       const CacheKeyInputs &in,
+                                       const std::string &key, CacheEntry *out,
+                                       std::string &why) {
+  auto reject = [&](std::string reason) {
+    why = std::move(reason);
     return Outcome::Rejected;
+  };
+  struct stat st;
+  if (::fstat(entryFd, &st) != 0)
+    return reject("its directory cannot be read");
+  if (std::string distrust = fs::distrustReason(st); !distrust.empty())
+    return reject("its directory: " + distrust);
+  // The MAC first: nothing an attacker wrote is parsed, sized or hashed.
+  auto metaText =
+      fs::readAt(entryFd, "meta.json", kMaxMetaBytes, fs::Require::Trusted);
+  auto mac = fs::readAt(entryFd, "meta.hmac", 64, fs::Require::Trusted);
+  if (!metaText || !mac)
+    return reject("meta.json or meta.hmac is missing, too large, a link, or "
+                  "writable by others");
+  if (!Sha256::equalConstantTime(*mac, entryMac(secret, key, *metaText)))
+    return reject("its metadata fails the keyed check (HMAC-SHA256)");
   auto meta = Json::parse(*metaText);
   if (!meta || meta->getInt("format") != kFormat ||
       meta->getString("key") != key)
-    return Outcome::Rejected;
+    return reject("its metadata is of another format or key");
   const Json *inputs = meta->get("key_inputs");
   if (!inputs || *inputs != keyInputsJson(in))
-    return Outcome::Rejected;
+    return reject("it was recorded for other compile inputs");
 
   CacheEntry e;
   auto name = meta->getString("kernel_name");
@@ -181,24 +320,26 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const CacheKeyInputs &in,
   auto kind = meta->getString("payload_kind");
   const Json *sig = meta->get("signature");
   if (!name || !warps || !shared || !kind || !sig || !sig->isArray())
-    return Outcome::Rejected;
+    return reject("its metadata lacks a field");
   e.kernelName = *name;
   e.numWarps = int(*warps);
   e.sharedMem = int(*shared);
   e.payloadKind = *kind;
   for (const Json &p : sig->items()) {
     if (!p.isString())
-      return Outcome::Rejected;
+      return reject("its signature is malformed");
     e.signature.push_back(p.asString());
   }
 
-  // A blob is trusted only with the exact recorded size and checksum.
+  // A blob is trusted only with the exact recorded size (checked before a
+  // byte is read) and checksum.
   auto readBlob = [&](const std::string &file, const Json &size,
                       const Json &sha) -> std::optional<std::string> {
     if (!size.isInt() || size.asInt() < 0 ||
         uint64_t(size.asInt()) > kMaxBlobBytes || !sha.isString())
       return std::nullopt;
-    auto data = fs::readAt(entryFd, file.c_str(), uint64_t(size.asInt()));
+    auto data = fs::readAt(entryFd, file.c_str(), uint64_t(size.asInt()),
+                           fs::Require::Trusted);
     if (!data || data->size() != uint64_t(size.asInt()) ||
         Sha256::hex(*data) != sha.asString())
       return std::nullopt;
@@ -207,33 +348,34 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const CacheKeyInputs &in,
   const Json *psize = meta->get("payload_size");
   const Json *psha = meta->get("payload_sha256");
   if (!psize || !psha)
-    return Outcome::Rejected;
+    return reject("its metadata lacks the payload's size or checksum");
   auto payload = readBlob("payload.bin", *psize, *psha);
   if (!payload)
-    return Outcome::Rejected;
+    return reject("payload.bin does not match its recorded size and SHA-256");
   e.payload = std::move(*payload);
 
   if (const Json *stages = meta->get("stages")) {
     if (!stages->isArray())
-      return Outcome::Rejected;
+      return reject("its stage list is malformed");
     for (const Json &s : stages->items()) {
       auto sname = s.getString("name");
       const Json *ssize = s.get("size");
       const Json *ssha = s.get("sha256");
       if (!sname || !isStageName(*sname) || !ssize || !ssha)
-        return Outcome::Rejected;
+        return reject("its stage list is malformed");
       auto text = readBlob("stage." + *sname, *ssize, *ssha);
       if (!text)
-        return Outcome::Rejected;
+        return reject("stage." + *sname +
+                      " does not match its recorded size and SHA-256");
       e.stages.emplace_back(*sname, std::move(*text));
     }
   }
   if (const Json *attrs = meta->get("attrs")) {
     if (!attrs->isObject())
-      return Outcome::Rejected;
+      return reject("its attributes are malformed");
     for (const auto &[k, v] : attrs->fields()) {
       if (!v.isString())
-        return Outcome::Rejected;
+        return reject("its attributes are malformed");
       e.attrs[k] = v.asString();
     }
   }
@@ -245,16 +387,22 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const CacheKeyInputs &in,
 std::optional<CacheEntry> DiskCache::get(const CacheKeyInputs &in) {
   if (!lookups)
     return std::nullopt;
+  fs::Fd root = openRoot(Open::Use);
+  if (!root)
+    return std::nullopt;
+  auto secret = secretOf(root.get(), dir);
+  if (!secret)
+    return std::nullopt;
   CacheEntry entry;
-  switch (read(in, in.key(), &entry, /*touch=*/true)) {
+  switch (read(root.get(), *secret, in, in.key(), &entry, /*touch=*/true)) {
   case Outcome::Hit:
-    record(&CacheStats::hits);
+    record(root.get(), &CacheStats::hits);
     return entry;
   case Outcome::Rejected:
-    record(&CacheStats::rejected);
+    record(root.get(), &CacheStats::rejected);
     [[fallthrough]];
   case Outcome::Miss:
-    record(&CacheStats::misses);
+    record(root.get(), &CacheStats::misses);
     return std::nullopt;
   }
   return std::nullopt;
@@ -295,89 +443,101 @@ static std::string metaText(const CacheKeyInputs &in, const std::string &key,
   return meta.dump();
 }
 
-bool DiskCache::discard(const std::string &key) {
-  std::string trash = dir + "/.trash-" + key + "-" + fs::uniqueToken();
-  if (::rename((dir + "/" + key).c_str(), trash.c_str()) != 0)
+bool DiskCache::discard(int root, const std::string &key) {
+  std::string trash = ".trash-" + key + "-" + fs::uniqueToken();
+  if (::renameat(root, key.c_str(), root, trash.c_str()) != 0)
     return false;
-  fs::removeTree(trash);
+  fs::removeTreeAt(root, trash.c_str());
   return true;
 }
 
 void DiskCache::reject(const CacheKeyInputs &in) {
-  discard(in.key());
-  record(&CacheStats::rejected);
+  fs::Fd root = openRoot(Open::Use);
+  if (!root)
+    return;
+  discard(root.get(), in.key());
+  record(root.get(), &CacheStats::rejected);
 }
 
 bool DiskCache::put(const CacheKeyInputs &in, const CacheEntry &entry) {
-  if (!fs::makeDirs(dir))
+  fs::Fd root = openRoot(Open::Use);
+  if (!root)
+    return false;
+  auto secret = secretOf(root.get(), dir);
+  if (!secret)
     return false;
   std::string key = in.key();
-  std::string tmp = dir + "/.tmp-" + key + "-" + fs::uniqueToken();
-  if (::mkdir(tmp.c_str(), 0755) != 0)
+  std::string tmp = ".tmp-" + key + "-" + fs::uniqueToken();
+  if (::mkdirat(root.get(), tmp.c_str(), 0700) != 0)
     return false;
-  fs::Fd tmpFd = fs::openDir(tmp);
-  bool ok = bool(tmpFd) &&
-            fs::writeNewAt(tmpFd.get(), "payload.bin", entry.payload);
+  fs::Fd tmpFd = fs::openDirAt(root.get(), tmp.c_str());
+  bool ok =
+      bool(tmpFd) && fs::writeNewAt(tmpFd.get(), "payload.bin", entry.payload);
   for (const auto &[name, text] : entry.stages)
     if (isStageName(name))
       ok = ok && fs::writeNewAt(tmpFd.get(), ("stage." + name).c_str(), text);
-  // meta.json last: an entry without it is incomplete by construction.
-  ok = ok && fs::writeNewAt(tmpFd.get(), "meta.json",
-                            metaText(in, key, entry));
+  // The metadata and its MAC last: an entry without them never verifies.
+  std::string meta = metaText(in, key, entry);
+  ok = ok && fs::writeNewAt(tmpFd.get(), "meta.json", meta);
+  ok = ok &&
+       fs::writeNewAt(tmpFd.get(), "meta.hmac", entryMac(*secret, key, meta));
   ok = ok && fs::setTimes(tmpFd.get(), fs::nowNs());
   if (!ok) {
-    fs::removeTree(tmp);
+    fs::removeTreeAt(root.get(), tmp.c_str());
     return false;
   }
 
-  std::string final = dir + "/" + key;
   bool published = false;
   for (int attempt = 0; attempt < 3 && !published; ++attempt) {
-    published = ::rename(tmp.c_str(), final.c_str()) == 0;
+    published =
+        ::renameat(root.get(), tmp.c_str(), root.get(), key.c_str()) == 0;
     if (published || (errno != EEXIST && errno != ENOTEMPTY))
       break;
     // Someone got there first. Keep theirs if it is sound (the same inputs
     // give the same binary), else move the broken one aside and retry.
-    if (read(in, key, nullptr, /*touch=*/false) == Outcome::Hit) {
-      fs::removeTree(tmp);
+    if (read(root.get(), *secret, in, key, nullptr, /*touch=*/false) ==
+        Outcome::Hit) {
+      fs::removeTreeAt(root.get(), tmp.c_str());
       return true;
     }
-    discard(key);
+    discard(root.get(), key);
   }
   if (!published) {
-    fs::removeTree(tmp);
+    fs::removeTreeAt(root.get(), tmp.c_str());
     return false;
   }
   fs::setTimes(tmpFd.get(), fs::nowNs());
-  record(&CacheStats::writes);
-  evictTo(capacity);
+  record(root.get(), &CacheStats::writes);
+  evictAt(root.get(), capacity);
   return true;
 }
 
 std::vector<CacheEntryInfo> DiskCache::entries() const {
+  fs::Fd root = openRoot(Open::Inspect);
+  return root ? entriesAt(root.get()) : std::vector<CacheEntryInfo>();
+}
+
+std::vector<CacheEntryInfo> DiskCache::entriesAt(int root) {
   std::vector<CacheEntryInfo> out;
-  fs::Fd root = fs::openDir(dir);
-  if (!root)
-    return out;
-  DIR *d = ::fdopendir(::dup(root.get()));
+  DIR *d = ::fdopendir(::dup(root));
   if (!d)
     return out;
+  ::rewinddir(d); // a dup shares the offset an earlier listing moved
   while (dirent *e = ::readdir(d)) {
     std::string name = e->d_name;
     if (!isKey(name))
       continue;
-    fs::Fd entry = fs::openDirAt(root.get(), name.c_str());
+    fs::Fd entry = fs::openDirAt(root, name.c_str());
     struct stat st;
     if (!entry || ::fstat(entry.get(), &st) != 0)
       continue;
     CacheEntryInfo info;
     info.key = name;
-    info.lastUseNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    info.lastUseNs = fs::mtimeNs(st);
     if (DIR *files = ::fdopendir(::dup(entry.get()))) {
       while (dirent *f = ::readdir(files)) {
         struct stat fst;
-        if (::fstatat(entry.get(), f->d_name, &fst, AT_SYMLINK_NOFOLLOW) ==
-                0 &&
+        if (::fstatat(entry.get(), f->d_name, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
             S_ISREG(fst.st_mode))
           info.bytes += uint64_t(fst.st_size);
       }
@@ -393,65 +553,72 @@ std::vector<CacheEntryInfo> DiskCache::entries() const {
   return out;
 }
 
-/// Deletes temporaries left by writers that died, and any trash.
-static void sweepTemporaries(const std::string &dir) {
-  fs::Fd root = fs::openDir(dir);
-  if (!root)
-    return;
-  DIR *d = ::fdopendir(::dup(root.get()));
+/// Deletes temporaries left by writers that died, any trash, and (for
+/// clear) anything else named like an entry: links and files included.
+static void sweep(int root, bool everyKey) {
+  DIR *d = ::fdopendir(::dup(root));
   if (!d)
     return;
+  ::rewinddir(d);
   std::vector<std::string> doomed;
   int64_t now = fs::nowNs();
   while (dirent *e = ::readdir(d)) {
     std::string name = e->d_name;
     bool tmp = name.find(".tmp-") != std::string::npos;
-    if (!tmp && name.rfind(".trash-", 0) != 0)
+    bool trash = name.rfind(".trash-", 0) == 0;
+    if (!tmp && !trash && !(everyKey && isKey(name)))
       continue;
     struct stat st;
-    if (::fstatat(root.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (::fstatat(root, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue;
-    int64_t age =
-        now - (int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
-    if (!tmp || age > kStaleTmpNs)
-      doomed.push_back(dir + "/" + name);
+    if (!tmp || now - fs::mtimeNs(st) > kStaleTmpNs)
+      doomed.push_back(name);
   }
   ::closedir(d);
-  for (const std::string &path : doomed)
-    fs::removeTree(path);
+  for (const std::string &name : doomed)
+    fs::removeTreeAt(root, name.c_str());
 }
 
 void DiskCache::evictTo(uint64_t limit) {
+  if (fs::Fd root = openRoot(Open::Inspect))
+    evictAt(root.get(), limit);
+}
+
+void DiskCache::evictAt(int root, uint64_t limit) {
   // One evictor at a time; others skip rather than wait (it is only a cap).
-  fs::FileLock lock(dir + "/.evict.lock", /*blocking=*/false);
+  fs::FileLock lock(root, ".evict.lock", /*blocking=*/false);
   if (!lock.held())
     return;
-  std::vector<CacheEntryInfo> all = entries();
+  std::vector<CacheEntryInfo> all = entriesAt(root);
   uint64_t total = 0;
   for (const CacheEntryInfo &e : all)
     total += e.bytes;
   if (total <= limit)
     return;
-  sweepTemporaries(dir);
+  sweep(root, /*everyKey=*/false);
   int64_t evicted = 0;
   for (const CacheEntryInfo &e : all) {
     if (total <= limit)
       break;
-    if (discard(e.key)) {
+    if (discard(root, e.key)) {
       total -= e.bytes;
       ++evicted;
     }
   }
   if (evicted)
-    record(&CacheStats::evictions, evicted);
+    record(root, &CacheStats::evictions, evicted);
 }
 
 void DiskCache::clear() {
-  for (const CacheEntryInfo &e : entries())
-    discard(e.key);
-  sweepTemporaries(dir);
-  fs::FileLock lock(dir + "/.stats.lock", /*blocking=*/true);
-  ::unlink((dir + "/stats.json").c_str());
+  // Works on any cache, even one refused for use: it only removes.
+  fs::Fd root = openRoot(Open::Inspect);
+  if (!root)
+    return;
+  for (const CacheEntryInfo &e : entriesAt(root.get()))
+    discard(root.get(), e.key);
+  sweep(root.get(), /*everyKey=*/true);
+  fs::FileLock lock(root.get(), ".stats.lock", /*blocking=*/true);
+  ::unlinkat(root.get(), "stats.json", 0);
 }
 
 static const std::pair<const char *, int64_t CacheStats::*> kCounters[] = {
@@ -461,8 +628,9 @@ static const std::pair<const char *, int64_t CacheStats::*> kCounters[] = {
     {"evictions", &CacheStats::evictions},
     {"rejected", &CacheStats::rejected}};
 
-static CacheStats parseStats(const std::optional<std::string> &text) {
+CacheStats DiskCache::statsAt(int root) {
   CacheStats s;
+  auto text = fs::readAt(root, "stats.json", kMaxMetaBytes);
   std::optional<Json> j = text ? Json::parse(*text) : std::nullopt;
   if (!j)
     return s; // missing or damaged: start again from zero
@@ -472,21 +640,20 @@ static CacheStats parseStats(const std::optional<std::string> &text) {
 }
 
 CacheStats DiskCache::stats() const {
-  return parseStats(fs::readFile(dir + "/stats.json", kMaxMetaBytes));
+  fs::Fd root = openRoot(Open::Inspect);
+  return root ? statsAt(root.get()) : CacheStats();
 }
 
-void DiskCache::record(int64_t CacheStats::*counter, int64_t by) {
-  if (!fs::makeDirs(dir))
-    return;
+void DiskCache::record(int root, int64_t CacheStats::*counter, int64_t by) {
   // Read-modify-write under a lock; the file itself is replaced by rename so
   // lock-free readers (python -m tile.cache stats) never see half of it.
-  fs::FileLock lock(dir + "/.stats.lock", /*blocking=*/true);
+  fs::FileLock lock(root, ".stats.lock", /*blocking=*/true);
   if (!lock.held())
     return;
-  CacheStats s = stats();
+  CacheStats s = statsAt(root);
   s.*counter += by;
   Json j = Json::object();
   for (const auto &[name, field] : kCounters)
     j[name] = s.*field;
-  fs::replaceFile(dir + "/stats.json", j.dump());
+  fs::replaceFileAt(root, "stats.json", j.dump());
 }

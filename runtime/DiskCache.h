@@ -1,8 +1,11 @@
 //===- DiskCache.h - compiled kernels on disk, never trusted ----*- C++ -*-===//
 //
-// Layout under the cache directory (TILE_CACHE_DIR, default ~/.cache/tile):
+// Layout under the cache directory (TILE_CACHE_DIR, default ~/.cache/tile;
+// docs/cache.md has the whole story):
 //
+//   cache.key            32 random bytes, 0600: the per-cache HMAC key
 //   <key>/meta.json      what the entry is, what it was keyed on, checksums
+//   <key>/meta.hmac      HMAC-SHA256 of the entry's key and meta.json bytes
 //   <key>/payload.bin    the binary (cubin, or CPU object code)
 //   <key>/stage.<name>   optional IR text of a compile stage ("ptx", ...)
 //   stats.json           hits, misses, writes, evictions, rejected
@@ -11,14 +14,20 @@
 // <key> is the SHA-256 of every compile input. An entry is built in a .tmp
 // directory and published by one rename(2) of the whole directory, which
 // fails when the key already exists: concurrent writers never mix files and
-// the first one wins. Reads go through a descriptor of the entry directory and
-// verify sizes, SHA-256 checksums and the recorded key inputs; anything off is
-// a miss (counted as "rejected") and the next put replaces the entry. The
+// the first one wins. Reads go through a descriptor of the entry directory,
+// never follow symbolic links, and check, before any byte reaches a loader:
+// ownership and modes, the keyed MAC of the metadata, the recorded key
+// inputs, and each file's size (before reading it) and SHA-256. Anything off
+// is a miss (counted as "rejected", warned about once); the entry is removed
+// and the next put stores a fresh one. A cache directory or key file that
+// another user owns or could write is not used at all (one warning). The
 // directory's mtime is the LRU stamp: set on write and on every hit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_RUNTIME_DISKCACHE_H
 #define TILE_RUNTIME_DISKCACHE_H
+
+#include "runtime/FileUtil.h"
 
 #include <cstdint>
 #include <map>
@@ -68,10 +77,12 @@ struct CacheEntryInfo {
 class DiskCache {
 public:
   static constexpr uint64_t kDefaultMaxBytes = uint64_t(1) << 30;
-  static constexpr int kFormat = 1;
+  /// Bumped whenever entries change shape: 2 added meta.hmac.
+  static constexpr int kFormat = 2;
 
-  /// TILE_CACHE_DIR (default ~/.cache/tile), TILE_CACHE_SIZE (bytes, or with
-  /// a K/M/G suffix; default 1 GiB), TILE_ALWAYS_COMPILE=1 (skip lookups).
+  /// TILE_CACHE_DIR (default ~/.cache/tile, or a private per-process
+  /// directory when $HOME is unusable), TILE_CACHE_SIZE (bytes, or with a
+  /// K/M/G suffix; default 1 GiB), TILE_ALWAYS_COMPILE=1 (skip lookups).
   static DiskCache fromEnvironment();
   /// Parses a TILE_CACHE_SIZE value; nullopt when malformed.
   static std::optional<uint64_t> parseSize(const std::string &text);
@@ -104,12 +115,20 @@ public:
 
 private:
   enum class Outcome { Hit, Miss, Rejected };
-  Outcome read(const CacheKeyInputs &in, const std::string &key,
-               CacheEntry *out, bool touch);
-  static Outcome validate(int entryFd, const CacheKeyInputs &in,
-                          const std::string &key, CacheEntry *out);
-  void record(int64_t CacheStats::*counter, int64_t by = 1);
-  bool discard(const std::string &key);
+  /// How the cache directory is opened: for use (checked, and created when
+  /// missing; a refused one is warned about) or to inspect and clean it.
+  enum class Open { Use, Inspect };
+  fs::Fd openRoot(Open how) const;
+  Outcome read(int root, const std::string &secret, const CacheKeyInputs &in,
+               const std::string &key, CacheEntry *out, bool touch);
+  static Outcome validate(int entryFd, const std::string &secret,
+                          const CacheKeyInputs &in, const std::string &key,
+                          CacheEntry *out, std::string &why);
+  void record(int root, int64_t CacheStats::*counter, int64_t by = 1);
+  static CacheStats statsAt(int root);
+  static std::vector<CacheEntryInfo> entriesAt(int root);
+  void evictAt(int root, uint64_t limit);
+  static bool discard(int root, const std::string &key);
 
   std::string dir;
   uint64_t capacity;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <random>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,43 +31,53 @@ Fd::~Fd() {
     ::close(fd);
 }
 
+bool fs::isTrusted(const struct stat &st) { return distrustReason(st).empty(); }
+
+std::string fs::distrustReason(const struct stat &st) {
+  if (st.st_uid != ::geteuid() && st.st_uid != 0)
+    return "it is owned by uid " + std::to_string(st.st_uid) +
+           ", not by this user (uid " + std::to_string(::geteuid()) + ")";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
+    return std::string("it is writable by group or others (mode ") + mode + ")";
+  }
+  return "";
+}
+
 Fd fs::openDir(const std::string &path) {
   return Fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 Fd fs::openDirAt(int dirfd, const char *name) {
-  return Fd(::openat(dirfd, name,
-                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  return Fd(
+      ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
-static std::optional<std::string> readAll(int fd, uint64_t maxSize) {
+std::optional<std::string> fs::readAt(int dirfd, const char *name,
+                                      uint64_t maxSize, Require require) {
+  // O_NONBLOCK: a planted FIFO must not hang the reader; fstat rejects it.
+  Fd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat st;
-  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
       uint64_t(st.st_size) > maxSize)
+    return std::nullopt;
+  if (require != Require::Nothing && !isTrusted(st))
+    return std::nullopt;
+  if (require == Require::Private &&
+      (st.st_uid != ::geteuid() || (st.st_mode & 077)))
     return std::nullopt;
   std::string data(size_t(st.st_size), '\0');
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::read(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR)
+    ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n <= 0)
       return std::nullopt; // shrank under us, or an I/O error
     done += size_t(n);
   }
   return data;
-}
-
-std::optional<std::string> fs::readAt(int dirfd, const char *name,
-                                      uint64_t maxSize) {
-  Fd fd(::openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  return readAll(fd.get(), maxSize);
-}
-
-std::optional<std::string> fs::readFile(const std::string &path,
-                                        uint64_t maxSize) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  return readAll(fd.get(), maxSize);
 }
 
 static bool writeAll(int fd, std::string_view data) {
@@ -83,21 +94,16 @@ static bool writeAll(int fd, std::string_view data) {
 }
 
 bool fs::writeNewAt(int dirfd, const char *name, std::string_view data) {
-  Fd fd(::openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::openat(dirfd, name,
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   return fd && writeAll(fd.get(), data);
 }
 
-bool fs::replaceFile(const std::string &path, std::string_view data) {
-  std::string tmp = path + ".tmp-" + uniqueToken();
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (!fd || !writeAll(fd.get(), data)) {
-      ::unlink(tmp.c_str());
-      return false;
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
+bool fs::replaceFileAt(int dirfd, const char *name, std::string_view data) {
+  std::string tmp = std::string(name) + ".tmp-" + uniqueToken();
+  if (!writeNewAt(dirfd, tmp.c_str(), data) ||
+      ::renameat(dirfd, tmp.c_str(), dirfd, name) != 0) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
     return false;
   }
   return true;
@@ -110,14 +116,15 @@ bool fs::makeDirs(const std::string &path) {
     if (pos != path.size() && path[pos] != '/')
       continue;
     std::string prefix = path.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
       return false;
   }
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void removeTreeAt(int parent, const char *name) {
+void fs::removeTreeAt(int parent, const char *name) {
+  // unlinkat removes a file or a symbolic link itself, never its target.
   if (::unlinkat(parent, name, 0) == 0 || errno == ENOENT)
     return;
   Fd dir = openDirAt(parent, name);
@@ -152,6 +159,20 @@ std::string fs::uniqueToken() {
   return buf;
 }
 
+std::optional<std::string> fs::randomBytes(size_t n) {
+  std::string out(n, '\0');
+  size_t done = 0;
+  while (done < n) {
+    ssize_t got = ::getrandom(out.data() + done, n - done, 0);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return std::nullopt;
+    done += size_t(got);
+  }
+  return out;
+}
+
 int64_t fs::nowNs() {
   timespec ts;
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -165,9 +186,16 @@ bool fs::setTimes(int fd, int64_t ns) {
   return ::futimens(fd, times) == 0;
 }
 
-FileLock::FileLock(const std::string &path, bool blocking)
-    : fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-  if (!fd)
+int64_t fs::mtimeNs(const struct stat &st) {
+  return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+FileLock::FileLock(int dirfd, const char *name, bool blocking)
+    : fd(::openat(dirfd, name,
+                  O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  0600)) {
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return;
   int op = LOCK_EX | (blocking ? 0 : LOCK_NB);
   int r;

@@ -25,8 +25,8 @@ inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 } // namespace
 
 Sha256::Sha256()
-    : state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f,
-            0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+    : state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+            0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
       buffer{} {}
 
 void Sha256::compress(const uint8_t *block) {
@@ -119,3 +119,36 @@ Sha256::Digest Sha256::hash(std::string_view s) {
 }
 
 std::string Sha256::hex(std::string_view s) { return toHex(hash(s)); }
+
+Sha256::Digest Sha256::hmac(std::string_view key, std::string_view message) {
+  constexpr size_t kBlock = 64;
+  std::array<uint8_t, kBlock> block{};
+  if (key.size() > kBlock) {
+    Digest d = hash(key);
+    std::copy(d.begin(), d.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<uint8_t, kBlock> inner, outer;
+  for (size_t i = 0; i < kBlock; ++i) {
+    inner[i] = block[i] ^ 0x36;
+    outer[i] = block[i] ^ 0x5c;
+  }
+  Sha256 in;
+  in.update(inner.data(), kBlock);
+  in.update(message);
+  Digest innerDigest = in.digest();
+  Sha256 out;
+  out.update(outer.data(), kBlock);
+  out.update(innerDigest.data(), innerDigest.size());
+  return out.digest();
+}
+
+bool Sha256::equalConstantTime(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}

@@ -1,7 +1,8 @@
 //===- Sha256.h - SHA-256 (FIPS 180-4) --------------------------*- C++ -*-===//
 //
 // A compact SHA-256 so the runtime needs no crypto library: it names cache
-// entries and checks their payloads.
+// entries and checks their payloads (keyed, as HMAC-SHA256, against
+// tampering).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_RUNTIME_SHA256_H
@@ -30,6 +31,11 @@ public:
   static Digest hash(std::string_view s);
   static std::string hex(std::string_view s);
   static std::string toHex(const Digest &d);
+  /// HMAC-SHA256 (RFC 2104) of `message` under `key`: a digest nobody
+  /// without the key can recompute for altered bytes.
+  static Digest hmac(std::string_view key, std::string_view message);
+  /// Compares without an early exit, so timing tells nothing of `a`.
+  static bool equalConstantTime(std::string_view a, std::string_view b);
 
 private:
   void compress(const uint8_t *block);
