@@ -10,11 +10,15 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import threading
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _module = None
 _searched = False
 _error = None
+# Threads' first calls load once (another thread would see the half-initialized
+# module that _load_file has put in sys.modules).
+_load_lock = threading.Lock()
 
 
 def _candidates():
@@ -59,6 +63,13 @@ def load():
     """The `_tile` module, or None when it is not built. A module that exists
     but fails to import raises (every time): that is a bug, not an absent
     module."""
+    if _module is not None or _searched:
+        return _module
+    with _load_lock:
+        return _load_once()
+
+
+def _load_once():
     global _module, _searched, _error
     if _module is not None or _searched:
         return _module

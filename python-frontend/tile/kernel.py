@@ -19,6 +19,7 @@ import keyword
 import operator
 import os
 import re
+import threading
 
 from . import backend as _backend
 from . import interop, ir
@@ -283,6 +284,8 @@ class Kernel:
         self._binder = None      # grid -> kernel[grid]
         self._dispatcher = None  # _tile.Dispatcher, when used
         self._backend_name = None
+        # Cold first calls from several threads set up, trace and compile once.
+        self._first_call_lock = threading.RLock()
         self._signature = inspect.signature(fn)
         self.params = []         # [(name, is_constant)]
         for p in self._signature.parameters.values():
@@ -390,8 +393,11 @@ class Kernel:
     def _miss(self, key, args):
         ck = self.cache.get(key)
         if ck is None or ck.binary is None:
-            ck = self._specialize(key, need_binary=True)
-            self.cache[key] = ck
+            with self._first_call_lock:
+                ck = self.cache.get(key)  # another thread may have compiled it
+                if ck is None or ck.binary is None:
+                    ck = self._specialize(key, need_binary=True)
+                    self.cache[key] = ck
         return ck
 
     def _launch_miss(self, key, args):
@@ -459,8 +465,11 @@ class Kernel:
         key, _ = self._key(values, interop.handlers("any"))
         ck = self.cache.get(key)
         if ck is None:
-            ck = self._specialize(key, need_binary=False)
-            self.cache[key] = ck
+            with self._first_call_lock:
+                ck = self.cache.get(key)
+                if ck is None:
+                    ck = self._specialize(key, need_binary=False)
+                    self.cache[key] = ck
         return ck
 
     def trace(self, *args, **constants):
@@ -472,6 +481,12 @@ class Kernel:
     # -- the launcher ----------------------------------------------------
     def _build_launcher(self):
         """Sets up the per-call path; returns `grid -> kernel[grid]`."""
+        with self._first_call_lock:
+            if self._binder is None:
+                self._setup_launcher()
+        return self._binder
+
+    def _setup_launcher(self):
         backend = self._resolve_backend()
         handlers = interop.handlers(backend)
         self._dispatcher = _make_dispatcher(self, handlers)
@@ -480,7 +495,6 @@ class Kernel:
         else:  # (a dispatcher holds the Python launcher it falls back to)
             self._fast = _make_launcher(self, handlers)
             self._binder = _partial(_partial, self._fast)
-        return self._binder
 
     def _arg_exception(self, e, name):
         cls = TileTypeError if e.kind == "type" else TileLaunchError

@@ -131,3 +131,176 @@ def test_an_error_in_the_second_module_names_the_second_file(tmp_path):
         assert f'loc("{path}"' in ir
         other = [m for m in ("a", "b") if os.sep + m + os.sep not in path]
         assert os.sep + other[0] + os.sep + "kern.py" not in ir
+
+
+# ---------------------------------------------------------------------------
+# Item 16: cold first calls from several threads
+# ---------------------------------------------------------------------------
+
+_THREADED_MODULE = """\
+import tile
+
+
+def add_row(acc, x, i):
+    return acc + tile.load(x, index=(i,), shape=(16,))
+
+
+@tile.kernel
+def summed(x, out, n):
+    acc = tile.zeros((16,), tile.float32)
+    for i in tile.range(n):
+        acc = add_row(acc, x, i)
+    tile.store(out, index=(0,), tile=acc)
+"""
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("round_", range(3))
+def test_cold_first_calls_from_threads_trace_and_compile_once(tmp_path, monkeypatch,
+                                                              round_):
+    monkeypatch.delenv("TILE_ALWAYS_COMPILE", raising=False)
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
+    # A module never imported before: nothing of it is rewritten or compiled.
+    mod = import_file(write_module(str(tmp_path), f"threaded_{round_}", _THREADED_MODULE))
+    dev = Device()
+    threads = 8
+    rng = np.random.default_rng(round_)
+    xs = [rng.standard_normal(64).astype(np.float32) for _ in range(threads)]
+    outs = [dev.poisoned(16, np.float32) for _ in range(threads)]
+    barrier = threading.Barrier(threads)
+    errors = []
+
+    def first_call(j):
+        x = dev.put(xs[j])
+        barrier.wait()
+        try:
+            mod.summed[(1,)](x, outs[j], 4)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    workers = [threading.Thread(target=first_call, args=(j,)) for j in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors, errors[0]
+    for x, out in zip(xs, outs):
+        assert_close(dev.get(out), x.astype(np.float64).reshape(4, 16).sum(0),
+                     rtol=1e-5, atol=1e-5)
+    assert mod.summed.compile_count == 1
+    assert len(mod.summed.cache) == 1
+
+
+def _kernels_sharing_a_loop_helper(count):
+    text = textwrap.dedent("""\
+        import tile
+
+
+        def accumulate(x, n, scale):
+            acc = tile.zeros((16,), tile.float32)
+            for i in tile.range(n):
+                acc = acc + tile.load(x, index=(i,), shape=(16,)) * scale
+            return acc
+        """)
+    for j in range(count):
+        text += textwrap.dedent(f"""
+
+            @tile.kernel
+            def k{j}(x, out, n):
+                tile.store(out, index=(0,), tile=accumulate(x, n, {j + 1}.0))
+            """)
+    return text
+
+
+@pytest.mark.numerics
+def test_cold_threads_on_different_kernels_share_one_rewritten_helper(tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
+    # Switch threads often, so that they meet inside the first rewrite.
+    monkeypatch.setattr(sys, "getswitchinterval", sys.getswitchinterval)
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        _run_cold_threads_on_different_kernels(tmp_path)
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+def _run_cold_threads_on_different_kernels(tmp_path):
+    threads = 8
+    mod = import_file(write_module(str(tmp_path), "shared_helper",
+                                   _kernels_sharing_a_loop_helper(threads)))
+    dev = Device()
+    x = np.random.default_rng(5).standard_normal(64).astype(np.float32)
+    outs = [dev.poisoned(16, np.float32) for _ in range(threads)]
+    barrier = threading.Barrier(threads)
+    errors = []
+
+    def first_call(j):
+        xd = dev.put(x)
+        barrier.wait()
+        try:
+            getattr(mod, f"k{j}")[(1,)](xd, outs[j], 4)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    workers = [threading.Thread(target=first_call, args=(j,)) for j in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors, errors[0]
+    for j, out in enumerate(outs):
+        assert_close(dev.get(out), x.astype(np.float64).reshape(4, 16).sum(0) * (j + 1),
+                     rtol=1e-5, atol=1e-5)
+
+
+_COLD_PROCESS = """\
+import sys, threading
+import numpy as np
+sys.path.insert(0, {moddir!r})
+import shared_helper as mod
+threads = 8
+kernel_of = (lambda j: 0) if sys.argv[1] == "same" else (lambda j: j)
+x = np.arange(64, dtype=np.float32)
+outs = [np.full(16, np.nan, np.float32) for _ in range(threads)]
+barrier = threading.Barrier(threads)
+errors = []
+def first_call(j):
+    barrier.wait()
+    try:
+        getattr(mod, "k%d" % kernel_of(j))[(1,)](x, outs[j], 4)
+    except Exception as e:
+        errors.append(repr(e))
+workers = [threading.Thread(target=first_call, args=(j,)) for j in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+want = x.astype(np.float64).reshape(4, 16).sum(0)
+wrong = [j for j, o in enumerate(outs) if not np.allclose(o, want * (kernel_of(j) + 1))]
+print("errors", errors[:1], "wrong", wrong, "compiles",
+      sum(getattr(mod, "k%d" % j).compile_count for j in range(threads)))
+"""
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("kernels, compiles", [("same", 1), ("different", 8)])
+def test_first_calls_from_threads_in_a_cold_process(tmp_path, kernels, compiles):
+    """Nothing loaded yet: the threads also meet in loading `_tile`."""
+    import subprocess
+    if Device().backend != "cpu":
+        pytest.skip("the script runs NumPy arrays (the CPU backend)")
+    write_module(str(tmp_path), "shared_helper", _kernels_sharing_a_loop_helper(8))
+    script = tmp_path / "cold.py"
+    script.write_text(_COLD_PROCESS.format(moddir=str(tmp_path)))
+    env = dict(os.environ, TILE_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(tile.__file__))]
+                                          + sys.path))
+    env.pop("TILE_ALWAYS_COMPILE", None)
+    for _ in range(3):
+        r = subprocess.run([sys.executable, str(script), kernels], capture_output=True,
+                           text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["errors", "[]", "wrong", "[]", "compiles",
+                                    str(compiles)], r.stdout
