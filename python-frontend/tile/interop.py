@@ -277,16 +277,23 @@ def _cai_type(d):
 
 
 def _cai_any(x, flat):
-    d = x.__cuda_array_interface__
-    data = d["data"]
-    ptr = data[0]
-    ro = len(data) > 1 and bool(data[1])
-    shape = tuple(d["shape"])
-    name, dt = _cai_type(d)
-    if d.get("strides") is None:
-        st = _contiguous_strides(shape)
-    else:
-        st = _elem_strides(d["strides"], dt.itemsize, "a CUDA array")
+    try:
+        d = x.__cuda_array_interface__
+        data = d["data"]
+        ptr = data[0]
+        ro = len(data) > 1 and bool(data[1])
+        shape = tuple(d["shape"])
+        name, dt = _cai_type(d)
+        if d.get("strides") is None:
+            st = _contiguous_strides(shape)
+        else:
+            st = _elem_strides(d["strides"], dt.itemsize, "a CUDA array")
+    except ArgError:
+        raise
+    except Exception as e:  # a raising property, a malformed dict
+        raise ArgError(f"its __cuda_array_interface__ could not be read: "
+                       f"{type(e).__name__}: {e}", "see the exception this one was "
+                       "raised from") from e
     flat.append(ptr)
     flat += shape
     flat += st

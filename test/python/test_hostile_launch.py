@@ -370,3 +370,23 @@ def test_duplicate_argument(fake):
         assert e.value.lineno == line_of(test_duplicate_argument, "@dup") + \
             calls.index(call)
     assert len(fake.launches) == 1
+
+
+class BrokenCudaArray:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("the interface broke")
+
+
+def test_cuda_array_interface_that_raises(fake):
+    fake.gpus = 1
+    k = make_vadd()
+    x = CudaArray((1024,), "<f4")
+    bad = CudaArray((1024,), "<f4")
+    del bad.__cuda_array_interface__["shape"]
+    for arg, cause in [(BrokenCudaArray(), RuntimeError), (bad, KeyError)]:
+        with pytest.raises(tile.TileLaunchError, match="argument 'y'.*__cuda_array_"
+                                                       "interface__") as e:
+            k[(1,)](x, arg, x, 3, 1.0, True, BLOCK=128)
+        assert isinstance(e.value.__cause__, cause)
+    assert fake.launches == []
