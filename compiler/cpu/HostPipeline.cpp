@@ -87,6 +87,29 @@ static void buildBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+namespace {
+/// Drops the `contract` flag that arith-emulate-unsupported-floats and
+/// math-extend-to-supported-types put on their extf/truncf pairs: with it,
+/// extf(truncf(x)) folds to x and a chain of f16/bf16 ops keeps f32 range and
+/// precision ((A + A) - A with A = 40000 gives 40000 where NumPy and the GPU
+/// give inf; a comparison sees the unrounded value, a select the rounded one).
+struct RoundHalvesAfterEveryOp
+    : PassWrapper<RoundHalvesAfterEveryOp, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RoundHalvesAfterEveryOp)
+  StringRef getArgument() const final { return "tile-host-round-halves"; }
+  StringRef getDescription() const final {
+    return "Round every emulated f16/bf16 op to its type (no extf/truncf "
+           "contraction)";
+  }
+  void runOnOperation() override {
+    getOperation().walk([](Operation *op) {
+      if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+        op->removeAttr("fastmath");
+    });
+  }
+};
+} // namespace
+
 static void buildLlvmLowering(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(host_linalg::createLinalgToLoops());
   // f16 and bf16 arithmetic runs in f32, rounded back after every op (x86
@@ -95,6 +118,7 @@ static void buildLlvmLowering(OpPassManager &pm) {
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(std::make_unique<RoundHalvesAfterEveryOp>());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
@@ -158,6 +182,7 @@ void tile::registerHostDialects(DialectRegistry &registry) {
 
 void tile::registerHostPasses() {
   host_linalg::registerPasses();
+  PassRegistration<RoundHalvesAfterEveryOp>();
   bufferization::registerOneShotBufferizePass();
   bufferization::registerBufferizationPipelines();
   PassPipelineRegistration<>(
