@@ -123,8 +123,9 @@ def _native_order(dt, what):
     """Refuses a NumPy dtype whose bytes are not in this machine's order:
     kernels read memory as native numbers."""
     if not dt.isnative:
-        raise ArgError(f"{what} of dtype {dt.str!r} is in {'big' if dt.byteorder == '>' else 'little'}"
-                       f"-endian byte order, which this {sys.byteorder}-endian machine's "
+        order = "big" if dt.byteorder == ">" else "little"
+        raise ArgError(f"{what} of dtype {dt.str!r} is in {order}-endian byte order, "
+                       f"which this {sys.byteorder}-endian machine's "
                        "kernels would misread", "convert it to native order first: "
                        f"x.astype({dt.newbyteorder('=').str!r}) (a copy), or "
                        "np.ascontiguousarray(x.byteswap().view(x.dtype.newbyteorder()))",
