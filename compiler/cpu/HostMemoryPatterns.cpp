@@ -97,6 +97,35 @@ bool isIdentity(ArrayRef<int64_t> perm) {
   return true;
 }
 
+/// The type of an in-place load's view of `mem`: its subview's strided type,
+/// with the static strides that disagree with `bufType`'s made dynamic, so
+/// that a partial block's buffer can be cast to it. Only a size-1 dimension
+/// (a column vector: strides [1, 1]) or overlapping strides can disagree;
+/// otherwise the type is the subview's own.
+MemRefType inPlaceViewType(Value mem, ArrayRef<int64_t> block,
+                           MemRefType bufType) {
+  unsigned rank = block.size();
+  auto viewType = memref::SubViewOp::inferResultType(
+      cast<MemRefType>(mem.getType()),
+      SmallVector<int64_t>(rank, ShapedType::kDynamic), block,
+      SmallVector<int64_t>(rank, 1));
+  auto [viewStrides, viewOffset] = viewType.getStridesAndOffset();
+  auto [bufStrides, bufOffset] = bufType.getStridesAndOffset();
+  SmallVector<int64_t> strides(viewStrides);
+  bool changed = false;
+  for (auto [view, buf] : llvm::zip(strides, bufStrides)) {
+    if (!ShapedType::isDynamic(view) && view != buf) {
+      view = ShapedType::kDynamic;
+      changed = true;
+    }
+  }
+  if (!changed)
+    return viewType;
+  auto layout = StridedLayoutAttr::get(mem.getContext(), viewOffset, strides);
+  return MemRefType::get(block, viewType.getElementType(), layout,
+                         viewType.getMemorySpace());
+}
+
 /// Copies `src` (block axes) into `dst` (result axes, `dst` axis i being
 /// `src` axis perm[i]).
 void copyBlock(OpBuilder &b, Location loc, Value src, Value dst,
@@ -156,16 +185,15 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
     if (inPlace.contains(op)) {
       // Reads the array where it is when the block is inside it; the partial
       // block's buffer is cast to the same strided type.
-      auto viewType = memref::SubViewOp::inferResultType(
-          cast<MemRefType>(mem.getType()),
-          SmallVector<int64_t>(rank, ShapedType::kDynamic), block,
-          SmallVector<int64_t>(rank, 1));
+      MemRefType viewType = inPlaceViewType(mem, block, bufType);
       auto ifOp = scf::IfOp::create(
           rewriter, loc, bounds.inBounds,
           [&](OpBuilder &b, Location loc) {
-            Value view = memref::SubViewOp::create(
-                b, loc, viewType, mem, offsets, staticSizes(b, block),
-                unitStrides(b, rank));
+            Value view = memref::SubViewOp::create(b, loc, mem, offsets,
+                                                   staticSizes(b, block),
+                                                   unitStrides(b, rank));
+            if (view.getType() != viewType)
+              view = memref::CastOp::create(b, loc, viewType, view);
             scf::YieldOp::create(
                 b, loc,
                 bufferization::ToTensorOp::create(b, loc, resultType, view,

@@ -1,0 +1,205 @@
+"""Issue 13, items 13 and 17: valid kernels the compiler rejected or took
+minutes over.
+
+- Column vectors ((n, 1), (1, 1)): both strides are 1, so the array type
+  claims strides [1, 1]; a load whose tile is wider than the array (padding
+  fills the rest) failed in the CPU lowering ("memref.cast ... are cast
+  incompatible"). The kernels here run on the available backend against
+  NumPy, outputs poisoned, and are compiled for sm_90 (PTX through ptxas)
+  wherever the GPU backend is built.
+- A ragged f16 matmul with a huge K tile (the example matmul at BK = 2048 on
+  sm_90) took 33 s and 0.8 GB to compile, growing cubically in BK.
+"""
+
+import os
+import shutil
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import tile
+from tile import backend
+from tilehelp import ROOT, Device, assert_close
+
+TILEC = os.environ.get("TILEC") or os.path.join(ROOT, "tools", "tilec", "tilec")
+EXAMPLES = os.path.join(ROOT, "examples")
+
+needs_tile = pytest.mark.skipif(backend.find_module_file() is None,
+                                reason="_tile module not built")
+
+_gpu_ok = None
+
+
+def gpu_compiler():
+    """Whether this _tile can compile for sm_90 and a ptxas can finish."""
+    global _gpu_ok
+    if _gpu_ok is None:
+        ptxas = [os.environ.get("TILE_PTXAS", ""),
+                 os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin",
+                              "ptxas"),
+                 shutil.which("ptxas") or ""]
+        try:  # a module without a kernel: only the target check runs
+            backend.load().compile("module {}", "sm_90", {})
+            _gpu_ok = True
+        except Exception as e:  # noqa: BLE001 - the stage says which failure
+            _gpu_ok = getattr(e, "stage", "") != "target"
+        _gpu_ok = _gpu_ok and any(p and os.access(p, os.X_OK) for p in ptxas)
+    return _gpu_ok
+
+
+needs_gpu_compiler = pytest.mark.skipif("not gpu_compiler()",
+                                        reason="no sm_90 compiler (GPU backend, ptxas)")
+
+
+def run_tilec(args, tmp_path, timeout=300):
+    env = dict(os.environ)
+    env.pop("TILE_DUMP_DIR", None)
+    env["TILE_CACHE_DIR"] = str(tmp_path / "cache")
+    start = time.monotonic()
+    r = subprocess.run([TILEC, *args], capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    return r, time.monotonic() - start
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return Device()
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1317)
+
+
+def padded(x, shape, pad):
+    """x's block at the origin of `shape`, the rest `pad` (float64)."""
+    out = np.full(shape, pad, np.float64)
+    sl = tuple(slice(0, min(n, m)) for n, m in zip(x.shape, shape))
+    out[sl] = x[sl]
+    return out
+
+
+# -- item 17: column vectors ---------------------------------------------------
+
+@tile.kernel
+def scale_block(x, y, BM: tile.Constant[int], BN: tile.Constant[int]):
+    # The load is read in place (no store in between reads it): its partial
+    # block's buffer is cast to the array's view type.
+    t = tile.load(x, index=(tile.bid(0), 0), shape=(BM, BN), padding=-1.5)
+    tile.store(y, index=(tile.bid(0), 0), tile=t * 2.0)
+
+
+@tile.kernel
+def copy_block(x, y, BM: tile.Constant[int], BN: tile.Constant[int]):
+    t = tile.load(x, index=(tile.bid(0), 0), shape=(BM, BN), padding=7.0)
+    tile.store(y, index=(tile.bid(0), 0), tile=t)
+
+
+@tile.kernel
+def row_sums(x, y, BM: tile.Constant[int], BN: tile.Constant[int]):
+    t = tile.load(x, index=(tile.bid(0), 0), shape=(BM, BN), padding=0.5)
+    tile.store(y, index=(tile.bid(0),), tile=tile.sum(t, axis=1))
+
+
+@tile.kernel
+def scale_block3(x, y, B: tile.Constant[int]):
+    t = tile.load(x, index=(0, 0, 0), shape=(B, B, B), padding=3.0)
+    tile.store(y, index=(0, 0, 0), tile=t - 1.0)
+
+
+@tile.kernel
+def transpose_block(x, y, BM: tile.Constant[int], BN: tile.Constant[int]):
+    t = tile.load(x, index=(0, 0), shape=(BN, BM), order=(1, 0), padding=-2.0)
+    tile.store(y, index=(0, 0), tile=t + 1.0)
+
+
+# (array shape, tile shape): column vectors, (1, 1), row vectors, and a
+# column vector taller than one tile (several blocks, the last partial).
+COLUMN_CASES = [((5, 1), (16, 4)), ((1, 1), (16, 4)), ((1, 1), (1, 16)),
+                ((40, 1), (16, 8)), ((16, 1), (16, 4)), ((1, 5), (4, 8)),
+                ((1, 1), (1, 1))]
+
+
+def _ids(cases):
+    return ["x".join(map(str, a)) + "-" + "x".join(map(str, t)) for a, t in cases]
+
+
+@needs_tile
+@pytest.mark.numerics
+@pytest.mark.parametrize("kernel,pad,fn", [(scale_block, -1.5, lambda v: v * 2.0),
+                                           (copy_block, 7.0, lambda v: v)],
+                         ids=["scale", "copy"])
+@pytest.mark.parametrize("array_shape,tile_shape", COLUMN_CASES, ids=_ids(COLUMN_CASES))
+def test_column_vector_block(dev, rng, kernel, pad, fn, array_shape, tile_shape):
+    x = rng.standard_normal(array_shape).astype(np.float32)
+    blocks = -(-array_shape[0] // tile_shape[0])
+    out_shape = (blocks * tile_shape[0], tile_shape[1])
+    y = dev.poisoned(out_shape, np.float32)
+    kernel[(blocks,)](dev.put(x), y, BM=tile_shape[0], BN=tile_shape[1])
+    want = fn(padded(x.astype(np.float64), out_shape, pad))
+    assert_close(dev.get(y), want)
+
+
+@needs_tile
+@pytest.mark.numerics
+@pytest.mark.parametrize("out_shape", [(5, 1), (1, 1), (40, 1)])
+def test_store_into_column_vector(dev, rng, out_shape):
+    # The tile is wider than the output: only its first column lands.
+    x = rng.standard_normal((48, 8)).astype(np.float32)
+    y = dev.poisoned(out_shape, np.float32)
+    blocks = -(-out_shape[0] // 16)
+    scale_block[(blocks,)](dev.put(x), y, BM=16, BN=8)
+    assert_close(dev.get(y), 2.0 * x[:out_shape[0], :1].astype(np.float64))
+
+
+@needs_tile
+@pytest.mark.numerics
+@pytest.mark.parametrize("array_shape", [(5, 1), (1, 1), (33, 1)])
+def test_column_vector_reduction(dev, rng, array_shape):
+    x = rng.standard_normal(array_shape).astype(np.float32)
+    blocks = -(-array_shape[0] // 16)
+    y = dev.poisoned((blocks * 16,), np.float32)
+    row_sums[(blocks,)](dev.put(x), y, BM=16, BN=4)
+    want = padded(x.astype(np.float64), (blocks * 16, 4), 0.5).sum(axis=1)
+    assert_close(dev.get(y), want)
+
+
+@needs_tile
+@pytest.mark.numerics
+@pytest.mark.parametrize("array_shape", [(3, 1, 1), (1, 1, 1), (1, 1, 3), (2, 1, 4)])
+def test_size_one_dims_rank3(dev, rng, array_shape):
+    x = rng.standard_normal(array_shape).astype(np.float32)
+    y = dev.poisoned((4, 4, 4), np.float32)
+    scale_block3[(1,)](dev.put(x), y, B=4)
+    assert_close(dev.get(y), padded(x.astype(np.float64), (4, 4, 4), 3.0) - 1.0)
+
+
+@needs_tile
+@pytest.mark.numerics
+@pytest.mark.parametrize("array_shape", [(5, 1), (1, 1), (1, 5)])
+def test_column_vector_transposed_load(dev, rng, array_shape):
+    x = rng.standard_normal(array_shape).astype(np.float32)
+    y = dev.poisoned((16, 4), np.float32)
+    transpose_block[(1,)](dev.put(x), y, BM=16, BN=4)
+    want = padded(x.astype(np.float64), (4, 16), -2.0).T + 1.0
+    assert_close(dev.get(y), want)
+
+
+@needs_tile
+@needs_gpu_compiler
+@pytest.mark.parametrize("kernel,args", [
+    ("scale_block", "f32[5,1], f32[16,4]"),
+    ("scale_block", "f32[1,1], f32[16,4]"),
+    ("copy_block", "f16[40,1], f16[48,8]"),
+    ("row_sums", "f32[5,1], f32[16]"),
+    ("transpose_block", "f32[5,1], f32[16,4]"),
+])
+def test_column_vector_compiles_for_sm90(tmp_path, kernel, args):
+    consts = ["-D", "BM=16", "-D", "BN=8" if "48,8" in args else "BN=4"]
+    r, _ = run_tilec([f"{__file__}::{kernel}", "--args", args, *consts,
+                      "--target", "sm_90", "--emit", "cubin", "-o", str(tmp_path)],
+                     tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert os.path.getsize(tmp_path / f"{kernel}.cubin.cubin") > 0
