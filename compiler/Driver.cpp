@@ -9,6 +9,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -112,6 +113,17 @@ static bool writeFile(StringRef path, StringRef text) {
   return !os.has_error();
 }
 
+/// A kernel name as a file name part: the name is the user's (any Python
+/// `__name__`), so "../../x" must not walk out of the dump directory.
+static std::string fileNamePart(StringRef kernel) {
+  std::string safe;
+  for (char c : kernel.take_front(128))
+    safe += llvm::isAlnum(c) || c == '_' || c == '-' || c == '.' ? c : '_';
+  if (safe.empty() || safe.front() == '.')
+    safe.insert(0, "_");
+  return safe;
+}
+
 /// Writes `text` to <dump dir>/<fileName> when there is a dump dir.
 static void dumpFile(const CompileOptions &opts, const Twine &fileName,
                      StringRef text) {
@@ -126,7 +138,7 @@ static void dumpFile(const CompileOptions &opts, const Twine &fileName,
 void tile::recordStageText(StringRef kernel, StringRef stage,
                            StringRef extension, std::string text,
                            const CompileOptions &opts, StageList &stages) {
-  dumpFile(opts, kernel + "." + stage + "." + extension, text);
+  dumpFile(opts, fileNamePart(kernel) + "." + stage + "." + extension, text);
   stages.emplace_back(stage.str(), std::move(text));
 }
 
@@ -159,12 +171,13 @@ std::string tile::writeReproducer(StringRef kernel, StringRef stage,
                                   const CompileOptions &opts) {
   SmallString<256> path;
   std::string dir = getDumpDir(opts);
+  std::string fileKernel = fileNamePart(kernel);
   if (!dir.empty() && !llvm::sys::fs::create_directories(dir)) {
     path = dir;
-    llvm::sys::path::append(path, kernel + "." + stage + ".repro.mlir");
+    llvm::sys::path::append(path, fileKernel + "." + stage + ".repro.mlir");
   } else {
     int fd;
-    if (llvm::sys::fs::createTemporaryFile("tile-" + kernel + "-" + stage,
+    if (llvm::sys::fs::createTemporaryFile("tile-" + fileKernel + "-" + stage,
                                            "mlir", fd, path))
       return {};
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);

@@ -345,13 +345,26 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
       return std::nullopt;
     return data;
   };
+  // Why a blob failed, worked out only then (for the one warning).
+  auto blobProblem = [&](const std::string &file, const Json &size) {
+    struct stat fst;
+    if (::fstatat(entryFd, file.c_str(), &fst, AT_SYMLINK_NOFOLLOW) != 0)
+      return file + " is missing";
+    if (!S_ISREG(fst.st_mode))
+      return file + " is not a regular file";
+    if (std::string distrust = fs::distrustReason(fst); !distrust.empty())
+      return file + ": " + distrust;
+    if (!size.isInt() || uint64_t(fst.st_size) != uint64_t(size.asInt()))
+      return file + " does not have its recorded size";
+    return file + " fails its recorded SHA-256";
+  };
   const Json *psize = meta->get("payload_size");
   const Json *psha = meta->get("payload_sha256");
   if (!psize || !psha)
     return reject("its metadata lacks the payload's size or checksum");
   auto payload = readBlob("payload.bin", *psize, *psha);
   if (!payload)
-    return reject("payload.bin does not match its recorded size and SHA-256");
+    return reject(blobProblem("payload.bin", *psize));
   e.payload = std::move(*payload);
 
   if (const Json *stages = meta->get("stages")) {
@@ -365,8 +378,7 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
         return reject("its stage list is malformed");
       auto text = readBlob("stage." + *sname, *ssize, *ssha);
       if (!text)
-        return reject("stage." + *sname +
-                      " does not match its recorded size and SHA-256");
+        return reject(blobProblem("stage." + *sname, *ssize));
       e.stages.emplace_back(*sname, std::move(*text));
     }
   }

@@ -363,7 +363,11 @@ def _emit(kernel_name, asm, stages, outdir, out):
                                 f"(recorded: {', '.join(asm)})")
         text = asm[stage]
         if outdir:
-            path = os.path.join(outdir, f"{kernel_name}.{stage}.{_extension(stage, text)}")
+            # As compiler/Driver.cpp names dumps: the name is the input's, and
+            # "../../x" must not write outside DIR.
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", kernel_name[:128]) or "_"
+            safe = "_" + safe if safe.startswith(".") else safe
+            path = os.path.join(outdir, f"{safe}.{stage}.{_extension(stage, text)}")
             with open(path, "wb") as f:
                 f.write(text if isinstance(text, bytes) else text.encode())
             written.append(path)

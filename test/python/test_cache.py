@@ -275,13 +275,19 @@ def test_gpu_compile_hits_in_second_process(tmp_path):
 
 
 def _fake_entry(cache_dir, name, payload, corrupt=False):
-    """An entry in the runtime's format (runtime/DiskCache.h)."""
+    """An entry in the runtime's format (runtime/DiskCache.h), signed with
+    the cache's key (created as the runtime does when missing)."""
+    import hmac
     key = hashlib.sha256(name.encode()).hexdigest()
     d = cache_dir / key
     d.mkdir(parents=True)
+    secret_path = cache_dir / "cache.key"
+    if not secret_path.exists():
+        secret_path.write_bytes(os.urandom(32))
+        secret_path.chmod(0o600)
     (d / "payload.bin").write_bytes(payload + (b"!" if corrupt else b""))
     meta = {
-        "format": 1, "key": key, "kernel_name": name, "num_warps": 4,
+        "format": 2, "key": key, "kernel_name": name, "num_warps": 4,
         "shared_mem": 0, "signature": ["array:1", "i32"],
         "payload_kind": "cubin", "payload_size": len(payload),
         "payload_sha256": hashlib.sha256(payload).hexdigest(),
@@ -289,7 +295,11 @@ def _fake_entry(cache_dir, name, payload, corrupt=False):
         "key_inputs": {"ir_sha256": "0" * 64, "build_id": "test",
                        "target": "sm_90", "options": "", "tool_version": ""},
     }
-    (d / "meta.json").write_text(json.dumps(meta))
+    raw = json.dumps(meta).encode()
+    (d / "meta.json").write_bytes(raw)
+    (d / "meta.hmac").write_bytes(hmac.new(
+        secret_path.read_bytes(), b"tile-cache-entry-v2\0" + key.encode() +
+        b"\0" + raw, hashlib.sha256).hexdigest().encode())
     return key
 
 
