@@ -190,10 +190,17 @@ int64_t fs::mtimeNs(const struct stat &st) {
   return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+static int openLockFile(int dirfd, const char *name) {
+  int flags = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = ::openat(dirfd, name, flags, 0600);
+  // A planted link: drop it (never touching its target) and make ours.
+  if (fd < 0 && errno == ELOOP && ::unlinkat(dirfd, name, 0) == 0)
+    fd = ::openat(dirfd, name, flags | O_EXCL, 0600);
+  return fd;
+}
+
 FileLock::FileLock(int dirfd, const char *name, bool blocking)
-    : fd(::openat(dirfd, name,
-                  O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                  0600)) {
+    : fd(openLockFile(dirfd, name)) {
   struct stat st;
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return;

@@ -297,6 +297,9 @@ def test_the_cache_is_created_private(tmp_path):
     assert stat.S_IMODE(entry.stat().st_mode) == 0o700
     for f in entry.iterdir():
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+    # The CLI verifies what the runtime wrote as the runtime does.
+    listing = _cli(cache, "list", "--verify")
+    assert "1 entries" in listing and "BROKEN" not in listing, listing
 
 
 @pytest.mark.parametrize("how", ["chmod 777", "chmod 770", "chown other"])

@@ -233,6 +233,8 @@ TEST_F(DiskCacheSecurityTest, SymbolicLinksAreNotFollowed) {
   cache.get(in);
   cache.put(in, entry("x"));
   EXPECT_FALSE(exists(target));
+  EXPECT_EQ(modeOf(dir + "/.stats.lock"), 0600u); // replaced by a real one
+  EXPECT_GE(cache.stats().misses, 2);             // and the stats still kept
 
   // An entry directory that is a link to a sound entry elsewhere.
   DiskCache other(root + "/other");
