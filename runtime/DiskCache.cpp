@@ -174,7 +174,11 @@ static std::string privateFallbackDirectory() {
     if (!::mkdtemp(pattern.data()))
       return;
     fallbackDirectory = new std::string(pattern);
-    std::atexit([] { fs::removeTree(*fallbackDirectory); });
+    static const pid_t owner = ::getpid();
+    std::atexit([] {
+      if (::getpid() == owner) // not a forked child that calls exit()
+        fs::removeTree(*fallbackDirectory);
+    });
   });
   return fallbackDirectory ? *fallbackDirectory : std::string();
 }
