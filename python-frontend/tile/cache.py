@@ -276,7 +276,11 @@ def entries(directory: Optional[str] = None, verify: bool = False):
         except FileNotFoundError:
             continue  # evicted while we looked
         except Exception as e:  # noqa: BLE001 - damage of any shape
-            out.append(Entry(name, 0, 0.0, problem=f"unreadable ({e!r})"))
+            try:
+                when = os.lstat(os.path.join(directory, name)).st_mtime
+            except OSError:
+                when = time.time()
+            out.append(Entry(name, 0, when, problem=f"unreadable ({e!r})"))
     out.sort(key=lambda e: (e.last_use, e.key))
     return out
 
@@ -305,6 +309,8 @@ def _remove_at(dir_fd: int, name: str) -> None:
     if not stat.S_ISDIR(st.st_mode):
         os.unlink(name, dir_fd=dir_fd)
         return
+    if st.st_uid == os.geteuid() and st.st_mode & 0o700 != 0o700:
+        os.chmod(name, 0o700, dir_fd=dir_fd)  # ours, made unreadable
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                  dir_fd=dir_fd)
     try:
