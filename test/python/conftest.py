@@ -25,6 +25,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs the CUDA backend (a GPU and tile._tile)")
+    config.addinivalue_line("markers", "fuzz: the differential fuzzer (random kernels against "
+                                       "NumPy; TILE_FUZZ_SEED, TILE_FUZZ_COUNT)")
     config.addinivalue_line("markers", "numerics: runs kernels through tile._tile on the "
                                        "available backend")
 

@@ -12,6 +12,7 @@ from .program import Input, Loop, Program
 INPUT_DTYPES = [(N.float32, 6), (N.float16, 4), (N.bfloat16, 3), (N.int32, 4),
                 (N.int8, 3), (N.bool_, 2), (N.int64, 1), (N.uint8, 1), (N.int16, 1),
                 (N.float64, 1)]
+INT_DTYPES = [(d, w) for d, w in INPUT_DTYPES if d.kind != FLOAT]
 CAST_DTYPES = [N.float32, N.float16, N.bfloat16, N.int32, N.int8, N.bool_, N.int64,
                N.uint8, N.int16, N.float64]
 FLOAT_LITS = [0.5, 2.0, -1.5, 3.0, 0.0, -0.0, 0.1, 100.0, 1e30, 1e-3, 65504.0,
@@ -21,8 +22,8 @@ FLOAT_PADS = [float("nan"), float("-inf"), float("inf"), 1.0, -2.5, 0.0, -0.0, 3
 INT_PADS = [1, -1, 7, 127]
 
 BINARY_OPS = [("add", 6), ("sub", 5), ("mul", 5), ("truediv", 3), ("floordiv", 3),
-              ("mod", 3), ("and", 2), ("or", 2), ("xor", 2), ("lshift", 2),
-              ("rshift", 2), ("max", 3), ("min", 3)] + [(c, 1) for c in G.CMPS]
+              ("mod", 3), ("and", 3), ("or", 3), ("xor", 3), ("lshift", 3),
+              ("rshift", 3), ("max", 3), ("min", 3)] + [(c, 1) for c in G.CMPS]
 UNARY_OPS = [("neg", 3), ("invert", 2), ("abs", 2), ("floor", 1), ("ceil", 1),
              ("astype", 6)] + [(f, 1) for f in G.FLOAT_FNS]
 NEGATIVE_STEPS = False
@@ -146,12 +147,15 @@ def generate(seed, index):
     n = int(rng.integers(1, 3 * R + 1))
     m = int(rng.integers(1, 3 * C + 1))
     inputs = []
+    # A quarter of the programs are integer-only: bitwise ops, shifts and
+    # integer `//` and `%` get their share.
+    dtypes = INPUT_DTYPES if rng.random() < 0.75 else INT_DTYPES
     for k in range(int(rng.integers(1, 4))):
-        dt = _pick(rng, INPUT_DTYPES)
+        dt = _pick(rng, dtypes)
         inputs.append(Input(f"x{k}", dt, "full", _padding(rng, dt)))
     for form, name, length in (("row", "v", m), ("col", "u", n)):
         if rng.random() < 0.25:
-            dt = _pick(rng, INPUT_DTYPES)
+            dt = _pick(rng, dtypes)
             inputs.append(Input(name, dt, form, _padding(rng, dt)))
     for inp in inputs:
         shape = {"full": (n, m), "row": (m,), "col": (n,)}[inp.form]

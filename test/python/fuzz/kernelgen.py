@@ -152,7 +152,24 @@ class Binary(Node):
 
     def eval(self, env):
         a, b = (c.eval(env) for c in self.children)
-        return Mo.binary(self.op, a, b, self.cdt, env["__sem"])
+        out = Mo.binary(self.op, a, b, self.cdt, env["__sem"])
+        if self.op in ("add", "sub") and self.cdt.kind == FLOAT:
+            for k, c in enumerate(self.children):
+                if isinstance(c, Binary) and c.op == "mul" and c.cdt.kind == FLOAT:
+                    out = Mo.hull(out, self._fused(env, k, c, self.children[1 - k]))
+        return out
+
+    def _fused(self, env, k, mul, other):
+        """`x * y + z` contracted into one fma (docs/numerics.md: tile-fuse
+        does so on both backends; NVPTX may contract any mul and add)."""
+        x, y = (Mo.cast(c.eval(env), mul.cdt) for c in mul.children)
+        z = other.eval(env)
+        sign = 1.0 if self.op == "add" or k == 0 else -1.0
+        zsign = -1.0 if self.op == "sub" and k == 0 else 1.0
+        x, y, z = Mo.same_shape([Mo.cast(x, self.cdt), Mo.cast(y, self.cdt),
+                                 Mo.cast(z, self.cdt)])
+        return Mo.fmap(lambda p, q, r: sign * (p * q) + zsign * r, [x, y, z], self.cdt,
+                       env["__sem"].fn_slack("fma", self.cdt))
 
 
 FLOAT_FNS = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh",

@@ -263,6 +263,8 @@ class Semantics:
 
         def slack(xs, r):
             s = ulps * N.ulp(r, dt) + absolute * dt.eps * (dt.mant >= 24)
+            if name == "sigmoid":  # 1/(1+exp(-x)): 0 once exp(-x) overflows
+                s = s + 2.0 / N.max_finite(dt)
             if self.backend == "cuda" and name in ("exp", "log"):  # x*log2e rounding
                 s = s + N.ulp(r, dt) * np.abs(np.where(np.isfinite(xs[0]), xs[0], 0)) * 2
             return s
@@ -396,3 +398,20 @@ def where(c, a, b, dt):
 def fma(a, b, c, dt, sem):
     a, b, c = same_shape([cast(a, dt), cast(b, dt), cast(c, dt)])
     return fmap(lambda x, y, z: x * y + z, [a, b, c], dt, sem.fn_slack("fma", dt))
+
+
+def hull(a, b):
+    """Either result (the implementation may compute one or the other)."""
+    if a.dt.kind != FLOAT:
+        return MV(a.dt, a.nom, unk=a.unk | b.unk | (a.nom != b.nom))
+    a, b = same_shape([a, b])
+    with np.errstate(all="ignore"):
+        nan_a, nan_b = np.isnan(a.lo) | np.isnan(a.hi), np.isnan(b.lo) | np.isnan(b.hi)
+        lo, hi = np.fmin(a.lo, b.lo), np.fmax(a.hi, b.hi)
+    unk = a.unk | b.unk | (nan_a != nan_b)
+    lo = np.where(nan_a & nan_b, np.nan, lo)
+    hi = np.where(nan_a & nan_b, np.nan, hi)
+    # zeros of different signs: either sign
+    zs = (a.nom == 0) & (b.nom == 0) & (np.signbit(a.nom) != np.signbit(b.nom))
+    lo, hi = np.where(zs, -0.0, lo), np.where(zs, 0.0, hi)
+    return MV(a.dt, a.nom, lo, hi, unk)
