@@ -7,6 +7,7 @@
 #include "Kernel.h"
 
 #include "compiler/Driver.h"
+#include "compiler/InputLimits.h"
 #include "compiler/Registration.h"
 #include "runtime/BuildInfo.h"
 
@@ -85,6 +86,13 @@ std::unique_ptr<Kernel> compile(const std::string &ir,
   mlir::MLIRContext ctx(getRegistry(),
                         mlir::MLIRContext::Threading::DISABLED);
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  // Deep nesting or huge literals would overflow the parser's stack or
+  // take minutes: a diagnostic instead (compiler/InputLimits.h).
+  if (std::optional<mlir::tile::InputLimitViolation> violation =
+          mlir::tile::findInputLimitViolation(ir))
+    throw CompileError{
+        "parse",
+        mlir::tile::formatInputLimitViolation(ir, "<tile ir>", *violation), ""};
   {
     mlir::tile::DiagnosticCollector diagnostics(&ctx);
     module = mlir::parseSourceString<mlir::ModuleOp>(

@@ -41,6 +41,10 @@ class UsageError(Exception):
     """A bad command line: printed with the usage, exit status 2."""
 
 
+class BadInput(Exception):
+    """An input file tilec cannot read (not UTF-8, not Python): exit status 1."""
+
+
 def stages_of(target):
     return STAGES["cpu" if target == "cpu" else "gpu"]
 
@@ -238,6 +242,23 @@ def detect_stage(text):
 
 # -- compiling -----------------------------------------------------------------
 
+def _read_mlir(path):
+    """The text of an MLIR input ('-': stdin), which must be UTF-8."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        name = "<stdin>" if path == "-" else path
+        raise BadInput(f"{name}:{line}:{column}: byte 0x{data[e.start]:02x} is not UTF-8 "
+                       "text: tilec reads MLIR as UTF-8") from None
+
+
 def _load_python(path, name):
     """The tile.Kernel `name` of the Python file (the only one if not named)."""
     from .kernel import Kernel
@@ -250,7 +271,11 @@ def _load_python(path, name):
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:  # a traceback into importlib would say nothing more
+        where = f"{e.filename or path}:{e.lineno}" if e.lineno else (e.filename or path)
+        raise BadInput(f"{where}: {type(e).__name__}: {e.msg}") from None
     kernels = {k: v for k, v in vars(module).items() if isinstance(v, Kernel)}
     if name:
         kern = getattr(module, name, None)
@@ -459,7 +484,7 @@ def run(argv=None, out=None):
             raise UsageError(f"{path}: tilec resumes from MLIR only (LLVM IR and PTX go "
                              "to llc/ptxas directly)")
         kern = None
-        ir_text = sys.stdin.read() if path == "-" else open(path).read()
+        ir_text = _read_mlir(path)
         start, implied = detect_stage(ir_text)
         target = _pick_target(args, implied)
         if implied and (implied == "cpu") != (target == "cpu"):
@@ -488,7 +513,7 @@ def main(argv=None):
     except UsageError as e:
         print(f"tilec: error: {e}", file=sys.stderr)
         return 2
-    except (CompileFailed, TileError) as e:
+    except (CompileFailed, TileError, BadInput) as e:
         print(f"tilec: error: {e}", file=sys.stderr)
         return 1
     except BrokenPipeError:
