@@ -42,7 +42,8 @@ class kernel_scope:
 _internal = {}
 
 
-def _is_internal(filename):
+def is_internal(filename):
+    """True for code of this package (and tile's generated launchers)."""
     # Code objects keep the path they were imported by, which may be
     # unnormalized (a sys.path entry like "bench/../python-frontend").
     known = _internal.get(filename)
@@ -56,7 +57,7 @@ def _is_internal(filename):
 def user_frame(depth=1):
     """The innermost frame whose code is not this package's."""
     f = sys._getframe(depth)
-    while f is not None and _is_internal(f.f_code.co_filename):
+    while f is not None and is_internal(f.f_code.co_filename):
         f = f.f_back
     return f
 

@@ -79,6 +79,16 @@ class Value:
         raise TileTypeError("tiles cannot be iterated in Python",
                             "use tile.range(...) for a device loop, or a reduction")
 
+    def __setitem__(self, key, value):
+        raise TileTypeError(
+            "tiles are immutable values: `t[...] = v` cannot change one",
+            "build a new tile, e.g. t = tile.where(tile.arange(n) == i, v, t), or "
+            "write into an array with tile.store / tile.scatter")
+
+    def __delitem__(self, key):
+        raise TileTypeError("tiles are immutable values: `del t[...]` cannot change one",
+                            "build a new tile with tile.where")
+
     __hash__ = object.__hash__
 
     # arithmetic
@@ -237,6 +247,12 @@ class _Dims:
     def __iter__(self):
         return iter([self[i] for i in range(self.array.ndim)])
 
+    def __setitem__(self, i, value):
+        what = "shape" if self.op == "dim" else "strides"
+        raise TileTypeError(f"A.{what} is read-only: it comes from the array passed at "
+                            "launch", f"use another variable (n = A.{what}[0] + ...), or "
+                            "a tile.Constant parameter for a size known when launching")
+
     def __repr__(self):
         return f"<{self.op}s of {self.array.name}>"
 
@@ -264,6 +280,31 @@ class Array:
 
     def __bool__(self):
         raise TileTypeError("an array was used as a Python bool")
+
+    # Elements are read and written by ops that name a whole block (so that
+    # out-of-bounds lanes can be masked), never by Python indexing.
+    def __getitem__(self, key):
+        raise TileTypeError(
+            f"array argument '{self.param or self.name}' cannot be indexed with "
+            "`x[...]` in a kernel",
+            "read a block with tile.load(x, index=(...), shape=(...)) or single "
+            "elements with tile.gather(x, indices)")
+
+    def __setitem__(self, key, value):
+        raise TileTypeError(
+            f"array argument '{self.param or self.name}' cannot be assigned with "
+            "`x[...] = v` in a kernel",
+            "write a block with tile.store(x, index=(...), tile=t) or single elements "
+            "with tile.scatter(x, indices, values)")
+
+    def __iter__(self):
+        raise TileTypeError(f"array argument '{self.param or self.name}' cannot be "
+                            "iterated in Python",
+                            "loop over blocks with tile.range(...) and tile.load")
+
+    def __len__(self):
+        raise TileTypeError(f"len() of array argument '{self.param or self.name}'",
+                            "use x.shape[0] (a runtime value)")
 
     def __repr__(self):
         return f"Array({self.param or self.name}: {self.type})"

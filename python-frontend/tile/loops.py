@@ -11,7 +11,9 @@ once), then the body is traced for real.
 """
 
 import builtins
+import re
 import sys
+import types
 
 from . import dtypes as D
 from .arith import to_i32_scalar
@@ -20,7 +22,8 @@ from .errors import TileTypeError, user_location
 from .language import Scalar, Tile, Value, broadcast_shapes, materialize
 from .rewrite import UNDEF, grab, rewritten
 
-__all__ = ["range", "call", "for_", "grab", "UNDEF", "RUNTIME"]  # grab: for rewritten code
+# grab, kernel_return: for rewritten code
+__all__ = ["range", "call", "for_", "grab", "kernel_return", "UNDEF", "RUNTIME"]
 
 _MAX_PROBES = 6
 
@@ -60,6 +63,16 @@ def call(f, *args, **kwargs):
 
 
 _FunctionType = type(call)
+
+
+def kernel_return(value):
+    """Every `return value` of a kernel's body: notes where a value is
+    returned (a kernel must not; an inlined kernel may), for the error."""
+    if value is not None:
+        b = ir.current()
+        if b is not None:
+            b.returned_at = user_location()
+    return value
 
 
 def for_(iterable, body, init, names, live):
@@ -188,13 +201,110 @@ def _inputs(b, specs, init, make_arg):
     return vals
 
 
-def _probe(b, body, iv, inputs):
+def _probe(b, body, iv, inputs, watched):
     b.push()
     try:
         outs = body(iv, *inputs)
     finally:
         b.pop()
+        _restore(watched)  # a probe's trace is thrown away, and so are its changes
     return outs
+
+
+# ---------------------------------------------------------------------------
+# Lists and dicts the body changes in place: the probes' changes are undone,
+# and a value traced in the body must not stay in one (it would be used
+# outside the region that defines it)
+# ---------------------------------------------------------------------------
+
+_MAX_DEPTH = 4
+
+
+def _watched_containers(body, names, init):
+    """[(label, container, contents)] of the lists and dicts the body can
+    reach by name: its free variables, the globals it names, and the values
+    of the names it rebinds (nested ones too, a few levels deep)."""
+    roots = list(zip(names, init))
+    code = body.__code__
+    for name, cell in zip(code.co_freevars, body.__closure__ or ()):
+        try:
+            roots.append((name, cell.cell_contents))
+        except ValueError:  # not bound yet
+            pass
+    g = body.__globals__
+    for name in _global_names(code):
+        if type(g.get(name)) in (list, dict):
+            roots.append((name, g[name]))
+    out, seen = [], set()
+    for name, value in roots:
+        _watch(name, value, 0, out, seen)
+    return out
+
+
+def _global_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _watch(label, value, depth, out, seen):
+    if type(value) not in (list, dict, tuple) or depth > _MAX_DEPTH or id(value) in seen:
+        return
+    seen.add(id(value))
+    if type(value) is tuple:
+        items = enumerate(value)
+    else:
+        items = list(value.items() if type(value) is dict else enumerate(value))
+        out.append((label, value, items))
+    for k, v in items:
+        _watch(f"{label}[{k!r}]", v, depth + 1, out, seen)
+
+
+def _restore(watched):
+    for _, container, items in watched:
+        now = container.items() if type(container) is dict else enumerate(container)
+        if len(container) == len(items) and all(
+                k is k0 and v is v0 for (k, v), (k0, v0) in zip(now, items)):
+            continue  # (by identity: == on tiles would trace a comparison)
+        if type(container) is dict:
+            container.clear()
+            container.update(items)
+        else:
+            container[:] = [v for _, v in items]
+
+
+_SSA_NUMBER = re.compile(r"%(\d+)")
+
+
+def _traced_after(x, start, depth=0):
+    """A Value in `x` (nested lists, tuples, dicts) named after SSA number `start`."""
+    if isinstance(x, Value):
+        m = _SSA_NUMBER.match(x.name)
+        return x if m and int(m.group(1)) > start else None
+    if depth > _MAX_DEPTH or type(x) not in (list, tuple, dict):
+        return None
+    items = list(x.keys()) + list(x.values()) if type(x) is dict else x
+    for v in items:
+        hit = _traced_after(v, start, depth + 1)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _check_no_escape(watched, start, loc):
+    for label, container, _ in reversed(watched):  # the innermost one first
+        hit = _traced_after(container, start)
+        if hit is None:
+            continue
+        kind = type(container).__name__
+        raise TileTypeError(
+            f"the {kind} '{label}' was changed inside this tile.range loop to hold "
+            f"{_describe(hit)} computed in the loop: a device loop carries only the "
+            "variables its body rebinds, not what it puts into lists or dicts",
+            "rebind variables instead (acc = acc + x, or a tuple: a, b = a + x, b + y) "
+            f"and put them into the {kind} after the loop", location=loc)
 
 
 def _carried_types_exact(specs, init):
@@ -222,10 +332,11 @@ def _device_loop(rng, body, init, names, live):
                   for x in (rng.start, rng.stop, rng.step))
 
     # Probe until the carried types are stable.
+    watched = _watched_containers(body, names, init)
     specs = [None] * len(names)
     inputs = list(init)
     for attempt in builtins.range(_MAX_PROBES):
-        outs = _probe(b, body, Scalar(b.fresh(), D.int32), inputs)
+        outs = _probe(b, body, Scalar(b.fresh(), D.int32), inputs, watched)
         new = [_decide(n, i, o, v, lv, p) for n, i, o, v, lv, p in
                zip(names, inputs, outs, init, live, specs)]
         if attempt and new == specs:
@@ -253,6 +364,7 @@ def _device_loop(rng, body, init, names, live):
         init_vals.append(_convert(x, shape, dtype, names[k], "enters"))
 
     # The real trace.
+    start = b.counter
     b.push()
     try:
         iv = Scalar(b.fresh(), D.int32)
@@ -260,6 +372,7 @@ def _device_loop(rng, body, init, names, live):
         arg_iter = iter(args)
         inputs = _inputs(b, specs, init, lambda spec: next(arg_iter))
         outs = body(iv, *inputs)
+        _check_no_escape(watched, start, loc)
         yields = []
         for k, j, (shape, dtype) in carried:
             leaves = []

@@ -238,6 +238,24 @@ class _Rewriter(ast.NodeTransformer):
         return out
 
 
+class _KernelReturns(ast.NodeTransformer):
+    """`return v` -> `return __tile_rt.kernel_return(v)` in a kernel's own body
+    (not in functions nested in it), so that returning a value is reported at
+    the `return`."""
+
+    def _scope(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _scope
+
+    def visit_Return(self, node):
+        if node.value is not None:
+            call = ast.Call(func=_rt("kernel_return", node.value), args=[node.value],
+                            keywords=[])
+            node.value = ast.copy_location(call, node.value)
+        return node
+
+
 def _is_user_function(f):
     code = f.__code__
     fname = code.co_filename
@@ -328,6 +346,9 @@ def _make_factory(f, strip_decorators):
     fdef.args.defaults = []  # restored from the live function object
     fdef.args.kw_defaults = [None] * len(fdef.args.kwonlyargs)
     fdef = _Rewriter().visit(fdef)
+    if strip_decorators:  # a kernel
+        returns = _KernelReturns()
+        fdef.body = [returns.visit(stmt) for stmt in fdef.body]
     freevars = list(code.co_freevars)
     factory = ast.parse("def __tile_factory(): pass").body[0]
     factory.args.args = [ast.arg(arg=RT)] + [ast.arg(arg=v) for v in freevars]

@@ -1,11 +1,13 @@
 """Traces a kernel for one specialization key into a textual MLIR module
 (docs/internals.md section 1)."""
 
+import dis
+import inspect
 import re
 
 from . import dtypes as D
 from . import ir
-from .errors import TileTypeError, kernel_scope
+from .errors import TileTypeError, frame_location, is_internal, kernel_scope
 from .language import Array, Scalar
 
 _SSA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -70,13 +72,64 @@ def trace(name, fn, params, key, def_loc):
             else:
                 raise AssertionError(f"unknown key part {part!r}")
         b.block.lines.extend(entry)
-        result = fn(*values)
+        _check_not_suspending(fn, def_loc)
+        try:
+            result = fn(*values)
+        except RecursionError as e:
+            raise _recursion_error(e) from None
         if result is not None:
             raise TileTypeError("a kernel cannot return a value",
                                 "write results to an output array with tile.store",
-                                location=def_loc)
+                                location=getattr(b, "returned_at", None) or def_loc)
         b.emit("return", nres=0, loc=def_loc)
     body = "\n".join("    " + line for line in b.block.lines)
     head = f"  func.func {_symbol(name)}({', '.join(sig)}) attributes {{tile.kernel}} {{"
     return f"module {{\n{head}\n{body}\n  }} {ir.loc_text(def_loc)}\n}}\n"
 
+
+
+_SUSPENDING = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_SUSPEND_OPS = {"YIELD_VALUE", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "SEND"}
+
+
+def _check_not_suspending(fn, def_loc):
+    """A generator or coroutine kernel would not run its body when called."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not code.co_flags & _SUSPENDING:
+        return
+    loc = def_loc
+    for ins in dis.get_instructions(code):
+        if ins.opname in _SUSPEND_OPS and ins.positions and ins.positions.lineno:
+            loc = (code.co_filename, ins.positions.lineno, (ins.positions.col_offset or 0) + 1)
+            break
+    what = "be async (await)" if code.co_flags & inspect.CO_COROUTINE else "yield"
+    raise TileTypeError(f"a kernel cannot {what}: its body is traced once and returns "
+                        "nothing", "write results to an output array with tile.store; to "
+                        "generate trace-time values, yield from a helper and loop over it "
+                        "with a Python for", location=loc)
+
+
+def _recursion_error(e):
+    """The TileTypeError for a RecursionError out of tracing: at the call of
+    the first user function that recursed (tracing inlines every call)."""
+    frames = []  # (code, frame) of the user's frames, outermost first
+    tb = e.__traceback__
+    while tb is not None:
+        if not is_internal(tb.tb_frame.f_code.co_filename):
+            frames.append((tb.tb_frame.f_code, tb.tb_frame))
+        tb = tb.tb_next
+    seen = {}  # by identity: equal code objects can be different functions
+    for code, frame in frames:
+        first = seen.get(id(code))
+        if first is not None:
+            return TileTypeError(
+                f"recursion is not supported in kernels: '{code.co_name}' calls itself "
+                "(directly or through other functions) until Python's recursion limit",
+                "kernels and their helpers are traced inline: unroll a fixed depth with "
+                "a Python for over a tile.Constant, or iterate with tile.range",
+                location=frame_location(first))
+        seen[id(code)] = frame
+    where = frame_location(frames[-1][1]) if frames else None
+    return TileTypeError("tracing the kernel nested calls deeper than Python's recursion "
+                         "limit", "split deeply nested expressions or helpers",
+                         location=where)

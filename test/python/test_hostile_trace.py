@@ -217,7 +217,6 @@ def test_cold_threads_on_different_kernels_share_one_rewritten_helper(tmp_path,
                                                                      monkeypatch):
     monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
     # Switch threads often, so that they meet inside the first rewrite.
-    monkeypatch.setattr(sys, "getswitchinterval", sys.getswitchinterval)
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
@@ -304,3 +303,184 @@ def test_first_calls_from_threads_in_a_cold_process(tmp_path, kernels, compiles)
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == ["errors", "[]", "wrong", "[]", "compiles",
                                     str(compiles)], r.stdout
+
+
+# ---------------------------------------------------------------------------
+# Item 18 (kernel bodies): clear errors at the user's line
+# ---------------------------------------------------------------------------
+
+def trace_error(kernel, *args):
+    with pytest.raises(tile.TileTypeError) as e:
+        kernel.trace(*args)
+    return e.value
+
+
+@tile.kernel
+def yields_a_tile(x):
+    t = tile.load(x, index=(0,), shape=(16,))
+    yield t  # @yield
+
+
+@tile.kernel
+def returns_a_tile(x, n: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(16,))
+    if n == 1:
+        return None
+    return t * 2.0  # @return
+
+
+@tile.kernel
+def assigns_into_a_tile(x, out):
+    t = tile.load(x, index=(0,), shape=(16,))
+    t[0] = 1.0  # @setitem
+    tile.store(out, index=(0,), tile=t)
+
+
+@tile.kernel
+def indexes_an_array(x, out):
+    v = x[3]  # @getitem
+    tile.store(out, index=(0,), tile=tile.full((16,), v, tile.float32))
+
+
+@tile.kernel
+def assigns_into_an_array(x, out):
+    out[0] = 1.0  # @array-setitem
+
+
+@tile.kernel
+def assigns_a_shape(x, out):
+    x.shape[0] = 5  # @shape
+
+
+def _descend(t, depth):
+    return _descend(t + 1.0, depth + 1)  # @recurse
+
+
+def _ping(t):
+    return _pong(t * 2.0)  # @ping
+
+
+def _pong(t):
+    return _ping(t)
+
+
+@tile.kernel
+def recurses(x, out):
+    tile.store(out, index=(0,), tile=_descend(tile.load(x, index=(0,), shape=(16,)), 0))
+
+
+@tile.kernel
+def recurses_mutually(x, out):
+    tile.store(out, index=(0,), tile=_ping(tile.load(x, index=(0,), shape=(16,))))
+
+
+@pytest.mark.parametrize("kernel, marker, args, words", [
+    (yields_a_tile, "@yield", (F32,), ("cannot yield", "tile.store")),
+    (assigns_into_a_tile, "@setitem", (F32, F32), ("immutable", "tile.where")),
+    (indexes_an_array, "@getitem", (F32, F32), ("'x'", "tile.load", "tile.gather")),
+    (assigns_into_an_array, "@array-setitem", (F32, F32),
+     ("'out'", "tile.store", "tile.scatter")),
+    (assigns_a_shape, "@shape", (F32, F32), ("read-only", "tile.Constant")),
+], ids=lambda v: v.__name__ if isinstance(v, tile.Kernel) else None)
+def test_untraceable_body_is_a_type_error_at_the_users_line(kernel, marker, args, words):
+    err = trace_error(kernel, *args)
+    assert_at(err, kernel.__name__, __file__, line_of(kernel, marker), *words)
+
+
+def test_returning_a_value_is_reported_at_the_return():
+    err = trace_error(returns_a_tile, F32, 2)
+    assert_at(err, "returns_a_tile", __file__, line_of(returns_a_tile, "@return"),
+              "cannot return a value", "tile.store")
+    returns_a_tile.trace(F32, 1)  # `return None` is no value
+
+
+def test_an_inlined_kernel_still_returns_its_value():
+    @tile.kernel
+    def inner(t):
+        return t * 4.0
+
+    @tile.kernel
+    def outer(x, out):
+        tile.store(out, index=(0,), tile=inner(tile.load(x, index=(0,), shape=(16,))))
+
+    assert "arith.mulf" in outer.trace(F32, F32)
+
+
+@pytest.mark.parametrize("kernel, helper, marker", [
+    (recurses, _descend, "@recurse"), (recurses_mutually, _ping, "@ping")])
+def test_recursion_is_a_type_error_at_the_recursive_call(kernel, helper, marker):
+    err = trace_error(kernel, F32, F32)
+    assert not isinstance(err, RecursionError)
+    assert_at(err, kernel.__name__, __file__, line_of(helper, marker), "recursion",
+              f"'{helper.__name__}'", "tile.range")
+
+
+@tile.kernel
+def dict_in_loop(x, out, n):
+    d = {"acc": tile.zeros((16,), tile.float32)}
+    for i in tile.range(n):  # @dict-loop
+        d["acc"] = d["acc"] + tile.load(x, index=(i,), shape=(16,))
+    tile.store(out, index=(0,), tile=d["acc"])
+
+
+@tile.kernel
+def list_in_loop(x, out, n):
+    parts = [tile.zeros((16,), tile.float32)]
+    for i in tile.range(n):  # @list-loop
+        parts[0] = parts[0] + tile.load(x, index=(i,), shape=(16,))
+    tile.store(out, index=(0,), tile=parts[0])
+
+
+@tile.kernel
+def append_in_loop(x, out, n):
+    rows = []
+    for i in tile.range(n):  # @append-loop
+        rows.append(tile.load(x, index=(i,), shape=(16,)))
+    tile.store(out, index=(0,), tile=rows[0])
+
+
+_NESTED = {"acc": [None]}
+
+
+@tile.kernel
+def nested_global_in_loop(x, out, n):
+    for i in tile.range(n):  # @nested-loop
+        _NESTED["acc"][0] = tile.load(x, index=(i,), shape=(16,))
+    tile.store(out, index=(0,), tile=_NESTED["acc"][0])
+
+
+@pytest.mark.parametrize("kernel, marker, what", [
+    (dict_in_loop, "@dict-loop", "dict 'd'"),
+    (list_in_loop, "@list-loop", "list 'parts'"),
+    (append_in_loop, "@append-loop", "list 'rows'"),
+    (nested_global_in_loop, "@nested-loop", "list '_NESTED['acc']'"),
+], ids=lambda v: v.__name__ if isinstance(v, tile.Kernel) else None)
+def test_a_container_changed_in_a_device_loop_is_a_type_error(kernel, marker, what):
+    err = trace_error(kernel, F32, F32, 4)
+    assert_at(err, kernel.__name__, __file__, line_of(kernel, marker), what,
+              "tile.range", "rebind")
+    assert "compiler bug" not in str(err)
+
+
+@pytest.mark.numerics
+def test_containers_of_outside_values_and_trace_time_values_still_work():
+    log = []
+
+    @tile.kernel
+    def k(x, out, n):
+        outside = tile.load(x, index=(0,), shape=(16,))
+        keep = {"first": None}
+        acc = tile.zeros((16,), tile.float32)
+        for i in tile.range(n):
+            keep["first"] = outside  # defined before the loop: fine
+            log.append("traced")     # a trace-time effect: once, not once per probe
+            acc = acc + tile.load(x, index=(i,), shape=(16,))
+        tile.store(out, index=(0,), tile=acc + keep["first"])
+
+    dev = Device()
+    x = np.random.default_rng(7).standard_normal(64).astype(np.float32)
+    out = dev.poisoned(16, np.float32)
+    k[(1,)](dev.put(x), out, 4)
+    x64 = x.astype(np.float64)
+    assert_close(dev.get(out), x64.reshape(4, 16).sum(0) + x64[:16], rtol=1e-5, atol=1e-5)
+    assert log == ["traced"]
