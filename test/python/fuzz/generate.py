@@ -6,7 +6,7 @@ import numpy as np
 from . import kernelgen as G
 from . import numeric as N
 from .numeric import BOOL, FLOAT, INT
-from .program import Input, Loop, Program
+from .program import Branch, Input, Loop, Program
 
 # Tile dtypes of inputs, with weights: the issue's list first, the cheap rest after.
 INPUT_DTYPES = [(N.float32, 6), (N.float16, 4), (N.bfloat16, 3), (N.int32, 4),
@@ -140,7 +140,8 @@ def _padding(rng, dt):
     return p if dt.lo <= p <= dt.hi else 1
 
 
-def generate(seed, index):
+def generate(seed, index, features=()):
+    """Program `index` of `seed`; features: "if" for runtime `if`/`else`."""
     rng = np.random.default_rng([seed, index])
     shapes = [(r, c) for r in (1, 2, 4, 8, 16) for c in (1, 2, 4, 8, 16) if r * c <= 128]
     R, C = shapes[rng.integers(len(shapes))]
@@ -209,7 +210,55 @@ def generate(seed, index):
         if loop.body.weak:  # a bare scalar: `.astype` needs a tile
             loop.body = acc
         tiles = tiles + [acc]
+    branch = None
+    conds = [s for s in scalars if s[1].kind != BOOL]
+    if "if" in features and conds and rng.random() < 0.3:
+        name, dt, _ = conds[rng.integers(len(conds))]
+        lit = int(rng.integers(-1, 4)) if dt.kind == INT else [0.0, 1.0, 0.5][rng.integers(3)]
+        branch = Branch(name, G.CMPS[rng.integers(6)], lit,
+                        [N.float32, N.float16, N.int32, N.int8][rng.integers(4)])
+        g = Gen(rng, tiles, leaves)
+        branch.then, branch.other = g.expr(2), g.expr(2)
+        if branch.then.weak or branch.other.weak:
+            branch = None
+        else:
+            tiles = tiles + [G.Tile("BR", branch.dt, (R, C))] * 2
     final = Gen(rng, tiles, leaves).expr(int(rng.integers(1, 5)))
     if final.weak:
         final = tiles[0]
-    return Program(R, C, n, m, inputs, scalars, final, loop, label=f"seed={seed} index={index}")
+    return Program(R, C, n, m, inputs, scalars, final, loop, branch=branch,
+                   label=f"seed={seed} index={index}" + "".join(f" +{f}" for f in features))
+
+
+PROBE = """
+import tile
+
+
+@tile.kernel
+def probe(x, s, B: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    if s > 0:
+        t = t + 1.0
+    else:
+        t = t - 1.0
+    tile.store(x, index=(0,), tile=t)
+"""
+
+
+def available_features():
+    """The generator's optional features the frontend supports today:
+    runtime `if` turns on by itself once it traces."""
+    import importlib.util
+    import os
+    import tempfile
+    path = os.path.join(tempfile.mkdtemp(prefix="tile-fuzz-probe-"), "fuzz_probe.py")
+    with open(path, "w") as f:
+        f.write(PROBE)
+    spec = importlib.util.spec_from_file_location("fuzz_probe", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        module.probe.trace(np.zeros(4, np.float32), 3, B=4)
+    except Exception:  # noqa: BLE001 - any refusal means "not yet"
+        return ()
+    return ("if",)

@@ -168,7 +168,7 @@ class Binary(Node):
         zsign = -1.0 if self.op == "sub" and k == 0 else 1.0
         x, y, z = Mo.same_shape([Mo.cast(x, self.cdt), Mo.cast(y, self.cdt),
                                  Mo.cast(z, self.cdt)])
-        return Mo.fmap(lambda p, q, r: sign * (p * q) + zsign * r, [x, y, z], self.cdt,
+        return Mo.fmap(lambda p, q, r: Mo.exact_fma(p, q, r, sign, zsign), [x, y, z], self.cdt,
                        env["__sem"].fn_slack("fma", self.cdt))
 
 

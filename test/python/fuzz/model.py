@@ -22,7 +22,7 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf64(x):
-    return _erf(np.asarray(x, np.float64)).astype(np.float64)
+    return np.asarray(_erf(np.asarray(x, np.float64)), np.float64)  # 0-d gives a float
 
 
 class MV:
@@ -395,9 +395,17 @@ def where(c, a, b, dt):
               np.where(cn, a.hi, b.hi), c.unk | np.where(cn, a.unk, b.unk))
 
 
+def exact_fma(x, y, z, sign=1.0, zsign=1.0):
+    """sign*x*y + zsign*z with one rounding, in x87 extended precision: a
+    float64 product that overflows float64 stays finite there."""
+    ld = np.longdouble
+    return (ld(sign) * x.astype(ld) * y.astype(ld) + ld(zsign) * z.astype(ld)).astype(
+        np.float64)
+
+
 def fma(a, b, c, dt, sem):
     a, b, c = same_shape([cast(a, dt), cast(b, dt), cast(c, dt)])
-    return fmap(lambda x, y, z: x * y + z, [a, b, c], dt, sem.fn_slack("fma", dt))
+    return fmap(exact_fma, [a, b, c], dt, sem.fn_slack("fma", dt))
 
 
 def hull(a, b):

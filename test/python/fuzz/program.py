@@ -51,6 +51,18 @@ class Loop:
 
 
 @dataclass
+class Branch:
+    """`if <scalar> <op> <literal>: BR = then else: BR = other` on a runtime
+    scalar (spec v2: Python control flow on runtime values)."""
+    scalar: str
+    op: str              # one of kernelgen.CMPS
+    literal: object
+    dt: N.DT             # BR's dtype on both paths
+    then: object = None
+    other: object = None
+
+
+@dataclass
 class Program:
     R: int
     C: int
@@ -62,6 +74,7 @@ class Program:
     loop: Loop = None
     label: str = ""
     notes: list = field(default_factory=list)
+    branch: Branch = None
 
     # -- source -----------------------------------------------------------
     def params(self):
@@ -96,12 +109,26 @@ class Program:
             if lp.body.shape != (self.R, self.C):
                 body = f"tile.broadcast_to({body}, (R, C))"
             lines.append(f"        ACC = {body}")
+        if self.branch:
+            br = self.branch
+            lines.append(f"    if {br.scalar} {G.BINOPS[br.op]} {br.literal!r}:")
+            lines.append(f"        BR = {self._as_tile(br.then, br.dt)}")
+            lines.append("    else:")
+            lines.append(f"        BR = {self._as_tile(br.other, br.dt)}")
         res = f'_expect({self.final.src()}, "{self.final.dt.name}")'
         if self.final.dt is N.bfloat16:
             res += ".astype(tile.float32)"
         lines.append(f"    tile.store(out, index=(i, j), tile=tile.broadcast_to({res}, "
                      f"(R, C)))")
         return "\n".join(lines) + "\n"
+
+    def _as_tile(self, node, dt):
+        s = node.src()
+        if node.dt is not dt:
+            s = f"({s}).astype(tile.{dt.name})"
+        if node.shape != (self.R, self.C):
+            s = f"tile.broadcast_to({s}, (R, C))"
+        return s
 
     @property
     def out_np(self):
@@ -152,6 +179,16 @@ class Program:
                 env["k"] = Mo.MV(N.int32, np.int32(k))
                 acc = Mo.cast(lp.body.eval(env), lp.acc_dt).broadcast((self.R, self.C))
             env["ACC"] = acc
+        if self.branch:
+            br = self.branch
+            value = dict((s[0], s[2]) for s in self.scalars)[br.scalar]
+            dt = dict((s[0], s[1]) for s in self.scalars)[br.scalar]
+            with np.errstate(all="ignore"):
+                x, y = (np.asarray(v).astype(dt.np) for v in (value, br.literal))
+                taken = {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y,
+                         "eq": x == y, "ne": x != y}[br.op]
+            node = br.then if taken else br.other
+            env["BR"] = Mo.cast(node.eval(env), br.dt).broadcast((self.R, self.C))
         return self.final.eval(env)
 
     def _load(self, inp, bi, bj):
