@@ -56,6 +56,10 @@ def _fsum(lo, hi, nom, exact, acc):
         nf = nonfinite.any(-1)
         s_lo = np.where(nf, s_nom, s_lo - slack)
         s_hi = np.where(nf, s_nom, s_hi + slack)
+        # A zero sum has no certain sign: NumPy adds to +0 (-0.0 sums to
+        # +0.0), tile keeps a lone -0.0; the spec says neither.
+        s_lo = np.where(s_lo == 0, -0.0, s_lo)
+        s_hi = np.where(s_hi == 0, 0.0, s_hi)
     return s_nom, s_lo, s_hi, unk
 
 
