@@ -338,6 +338,11 @@ bool computeKey(Impl &im, Work &w) {
         word[2] = v == Py_True;
       } else if (t == &PyLong_Type && asInt64(v, x)) {
         word[2] = uint64_t(x);
+      } else if (t == &PyFloat_Type) {
+        // By bits, as the Python key: -0.0 and 0.0 are two specializations,
+        // and a NaN matches itself.
+        double d = PyFloat_AS_DOUBLE(v);
+        std::memcpy(&word[2], &d, sizeof d);
       } else {
         PyErr_Clear();
         // The Python key holds (v.__class__, v): a proxy whose __class__

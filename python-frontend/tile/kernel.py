@@ -19,6 +19,7 @@ import keyword
 import operator
 import os
 import re
+import struct
 import threading
 
 from . import backend as _backend
@@ -150,6 +151,19 @@ class _Specializations(dict):
     def update(self, *args, **kwargs):
         super().update(*args, **kwargs)
         self._changed()
+
+
+_FLOAT_CONSTANTS = {}  # bit pattern -> one float object: NaN keys equal to themselves
+
+
+def _constant_key(v):
+    """A Constant's key part, (class, value[, bits]). Floats are told apart by
+    their bits: -0.0 == 0.0 would share one binary (a Constant -0.0 ran the
+    kernel compiled for 0.0), and nan != nan would compile on every call."""
+    if v.__class__ is float:
+        bits = struct.pack("<d", v)
+        return (float, _FLOAT_CONSTANTS.setdefault(bits, v), bits)
+    return (v.__class__, v)
 
 
 class CompiledKernel:
@@ -449,7 +463,7 @@ class Kernel:
                     raise TileTypeError(f"Constant parameter '{name}' got an unhashable "
                                         f"{type(v).__name__}", "pass a tuple instead of a "
                                         "list", kernel=self.__name__) from None
-                key.append((v.__class__, v))
+                key.append(_constant_key(v))
             else:
                 try:
                     h = handlers.get(type(v)) or handlers.slow
@@ -610,7 +624,8 @@ def _make_launcher(kern, handlers, return_entry=False):
     body, keyparts = [], []
     for i, (p, (_, const)) in enumerate(zip(params, kern.params)):
         if const:
-            keyparts.append(f"({p.name}.__class__, {p.name})")
+            keyparts.append(f"(({p.name}.__class__, {p.name}) if {p.name}.__class__ is not "
+                            f"float else __tile_CK({p.name}))")
         else:
             body.append(f"        __tile_k{i} = (__tile_H(__tile_T({p.name})) or __tile_S)"
                         f"({p.name}, __tile_F)\n")
@@ -638,7 +653,7 @@ def _make_launcher(kern, handlers, return_entry=False):
            if return_entry else "    return __tile_e.run(__tile_grid, __tile_F, stream)\n")
     )
     ns = dict(defaults, __tile_M=_MISSING, __tile_H=handlers.get, __tile_S=handlers.slow,
-              __tile_T=type, __tile_C=kern.cache.get, __tile_K=kern,
+              __tile_T=type, __tile_C=kern.cache.get, __tile_K=kern, __tile_CK=_constant_key,
               __tile_ArgError=interop.ArgError)
     exec(compile(src, f"<tile launcher for {kern.__name__}>", "exec"), ns)
     return ns[fname]
