@@ -179,6 +179,8 @@ def generate(seed, index, features=()):
     tiles = [G.Tile(i.name.upper(), i.dt, {"full": (R, C), "row": (1, C),
                                            "col": (R, 1)}[i.form]) for i in inputs]
     leaves = [G.Scalar(s[0], s[1]) for s in scalars]
+    if rng.random() < 0.2:
+        tiles.append(G.Arange(C))
     loop = None
     if rng.random() < 0.3:
         acc_dt = [N.float32, N.float16, N.int32, N.bfloat16, N.int8,

@@ -48,6 +48,19 @@ class Tile(Node):
         return env[self.name]
 
 
+class Arange(Node):
+    """`tile.arange(C)`: the int32 row 0..C-1 (its shape broadcasts as a row)."""
+
+    def __init__(self, c):
+        self.c, self.dt, self.shape = c, N.int32, (c,)
+
+    def src(self):
+        return "tile.arange(C)"
+
+    def eval(self, env):
+        return Mo.MV(N.int32, np.arange(self.c, dtype=np.int32))
+
+
 class Scalar(Node):
     """A runtime scalar argument or the loop index."""
     weak = True
