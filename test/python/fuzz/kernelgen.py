@@ -166,7 +166,10 @@ class Binary(Node):
     def eval(self, env):
         a, b = (c.eval(env) for c in self.children)
         out = Mo.binary(self.op, a, b, self.cdt, env["__sem"])
-        if self.op in ("add", "sub") and self.cdt.kind == FLOAT:
+        # tile-fuse contracts `a * b + c` on both backends; only NVPTX also
+        # contracts a product into a subtraction (docs/numerics.md).
+        fusing = ("add", "sub") if env["__sem"].backend == "cuda" else ("add",)
+        if self.op in fusing and self.cdt.kind == FLOAT:
             for k, c in enumerate(self.children):
                 if isinstance(c, Binary) and c.op == "mul" and c.cdt.kind == FLOAT:
                     out = Mo.hull(out, self._fused(env, k, c, self.children[1 - k]))
