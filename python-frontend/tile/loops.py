@@ -323,6 +323,30 @@ def _carried_types_exact(specs, init):
     return True
 
 
+def _trip_count(b, lb, ub, st, loc):
+    """The i32 number of iterations of Python's range(lb, ub, st): 0 for a zero
+    step, counting down for a negative one; in i64 so that no span overflows."""
+    def op(text):
+        return b.emit(text, loc=loc)
+    lo, hi, step = (op(f"arith.extsi {v.name} : i32 to i64") for v in (lb, ub, st))
+    c0, c1 = op("arith.constant 0 : i64"), op("arith.constant 1 : i64")
+    cmax = op("arith.constant 2147483647 : i64")
+    down = op(f"arith.cmpi slt, {step}, {c0} : i64")
+    still = op(f"arith.cmpi eq, {step}, {c0} : i64")
+    up_span, down_span = op(f"arith.subi {hi}, {lo} : i64"), op(f"arith.subi {lo}, {hi} : i64")
+    span = op(f"arith.select {down}, {down_span}, {up_span} : i64")
+    neg = op(f"arith.subi {c0}, {step} : i64")
+    mag = op(f"arith.select {down}, {neg}, {step} : i64")
+    safe = op(f"arith.select {still}, {c1}, {mag} : i64")  # never divide by zero
+    bias = op(f"arith.subi {safe}, {c1} : i64")
+    num = op(f"arith.addi {span}, {bias} : i64")
+    trips = op(f"arith.divsi {num}, {safe} : i64")
+    trips = op(f"arith.select {still}, {c0}, {trips} : i64")
+    trips = op(f"arith.maxsi {trips}, {c0} : i64")
+    trips = op(f"arith.minsi {trips}, {cmax} : i64")
+    return op(f"arith.trunci {trips} : i64 to i32")
+
+
 def _device_loop(rng, body, init, names, live):
     b = ir.builder("tile.range")
     loc = user_location()
@@ -330,6 +354,11 @@ def _device_loop(rng, body, init, names, live):
         raise TileTypeError(f"tile.range step must be positive, got {rng.step}")
     lb, ub, st = (to_i32_scalar(x, "tile.range bound")
                   for x in (rng.start, rng.stop, rng.step))
+    # scf.for needs a positive step: a runtime step (which may be zero or
+    # negative, as in Python's range) loops over the trip count instead.
+    runtime_step = not isinstance(rng.step, int)
+    if runtime_step:
+        trip = _trip_count(b, lb, ub, st, loc)
 
     # Probe until the carried types are stable.
     watched = _watched_containers(body, names, init)
@@ -369,6 +398,10 @@ def _device_loop(rng, body, init, names, live):
     try:
         iv = Scalar(b.fresh(), D.int32)
         args = [_placeholder(b, (shape, dtype)) for _, _, (shape, dtype) in carried]
+        if runtime_step:  # the loop counts trips; the body sees start + k * step
+            counter = iv
+            scaled = b.emit(f"arith.muli {counter.name}, {st.name} : i32", loc=loc)
+            iv = Scalar(b.emit(f"arith.addi {lb.name}, {scaled} : i32", loc=loc), D.int32)
         arg_iter = iter(args)
         inputs = _inputs(b, specs, init, lambda spec: next(arg_iter))
         outs = body(iv, *inputs)
@@ -387,7 +420,12 @@ def _device_loop(rng, body, init, names, live):
     finally:
         lines = b.pop()
 
-    head = f"scf.for {iv.name} = {lb.name} to {ub.name} step {st.name}"
+    if runtime_step:
+        zero = b.emit("arith.constant 0 : i32", loc=loc)
+        one = b.emit("arith.constant 1 : i32", loc=loc)
+        head = f"scf.for {counter.name} = {zero} to {trip} step {one}"
+    else:
+        head = f"scf.for {iv.name} = {lb.name} to {ub.name} step {st.name}"
     if carried:
         pairs = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, init_vals))
         head += f" iter_args({pairs}) -> ({', '.join(a.type for a in args)})"
