@@ -9,6 +9,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -136,6 +138,49 @@ std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module, StringRef chip) {
   return wgmma ? "sm_90a" : chip.str();
 }
 
+/// The LLVM AsmPrinter aborts the process (report_fatal_error) on a `$`
+/// reference it cannot resolve in an inline asm string; IR resumed from a
+/// hand-edited dump may hold one. References: `$$`, `$N`, `${N}`, `${N:m}`
+/// and the dialect-variant markers `$(`, `$|`, `$)`.
+static LogicalResult verifyInlineAsmReferences(gpu::GPUModuleOp gpuModule) {
+  WalkResult result = gpuModule.walk([](LLVM::InlineAsmOp op) {
+    StringRef constraints = op.getConstraints();
+    size_t numOperands = 0; // outputs and inputs; clobbers (~) are not
+    for (StringRef c : llvm::split(constraints, ','))
+      if (!c.trim().starts_with("~"))
+        ++numOperands;
+    StringRef text = op.getAsmString();
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] != '$')
+        continue;
+      StringRef rest = text.substr(i + 1);
+      if (!rest.empty() && llvm::is_contained("$(|)", rest.front())) {
+        ++i;
+        continue;
+      }
+      bool braced = rest.consume_front("{");
+      size_t digits = rest.find_if_not(llvm::isDigit);
+      unsigned number;
+      bool valid = digits != 0 &&
+                   !rest.take_front(digits).getAsInteger(10, number) &&
+                   number < numOperands;
+      if (valid && braced) {
+        size_t close = rest.find('}');
+        valid = close != StringRef::npos && close >= digits;
+      }
+      if (!valid) {
+        op.emitOpError() << "asm string refers to an operand with '$"
+                         << text.substr(i + 1, 8)
+                         << "...', which names none of its " << numOperands
+                         << " operands";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
                                                   const PtxOptions &ptxOptions,
                                                   std::string *llvmIR) {
@@ -149,7 +194,22 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
   registerNVVMDialectTranslation(*ctx);
   registerGPUDialectTranslation(*ctx);
 
+  if (failed(verifyInlineAsmReferences(gpuModule)))
+    return failure();
   llvm::LLVMContext llvmContext;
+  // Errors the backend reports (an inline asm constraint it cannot meet,
+  // ...) would exit the process without a handler: collected instead.
+  std::string backendErrors;
+  llvm::raw_string_ostream backendErrorStream(backendErrors);
+  llvm::DiagnosticPrinterRawOStream backendPrinter(backendErrorStream);
+  llvmContext.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *printer) {
+        if (info->getSeverity() != llvm::DS_Error)
+          return;
+        info->print(*static_cast<llvm::DiagnosticPrinter *>(printer));
+        *static_cast<llvm::DiagnosticPrinterRawOStream *>(printer) << "; ";
+      },
+      &backendPrinter);
   std::unique_ptr<llvm::Module> module =
       translateModuleToLLVMIR(gpuModule, llvmContext, gpuModule.getName());
   if (!module)
@@ -211,6 +271,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
       return emitError(loc) << "the NVPTX backend cannot emit assembly";
     pm.run(*module);
   }
+  if (!backendErrors.empty())
+    return emitError(loc) << "the NVPTX backend failed: " << backendErrors;
   return std::string(ptx.str());
 }
 

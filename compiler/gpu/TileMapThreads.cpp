@@ -31,6 +31,10 @@ using namespace mlir::tile;
 
 namespace {
 
+/// Longer chains of cheap ops are computed once and converted, not
+/// recomputed per layout.
+constexpr unsigned kMaxRematHeight = 32;
+
 RankedTensorType getTensorType(Value v) {
   return dyn_cast<RankedTensorType>(v.getType());
 }
@@ -50,6 +54,12 @@ public:
       reducedAxis.try_emplace(SmallVector<int64_t>(type.getShape()),
                               reduce.getAxis());
     });
+    // In program order, so that isRemat recurses one level only (operands
+    // are decided first) however long the chains.
+    func.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        (void)isRemat(r);
+    });
   }
 
   void decide(Region &region) {
@@ -64,6 +74,7 @@ private:
   int numWarps;
   DenseMap<Value, Attribute> layouts;
   DenseMap<Value, bool> rematCache;
+  DenseMap<Value, unsigned> rematHeight; // of the chain recomputing a value
   DenseMap<std::pair<Value, Attribute>, Value> clones;
   std::map<SmallVector<int64_t>, int> reducedAxis;
   DenseSet<Operation *> chained;
@@ -124,10 +135,20 @@ bool LayoutAssigner::isRemat(Value v) {
   } else if (isa<SplatOp, IotaOp>(def)) {
     result = true;
   } else if (isElementwiseTileOp(def) || isa<BroadcastOp, ExpandDimsOp>(def)) {
+    unsigned height = 1;
     result = isMemoryEffectFree(def) &&
              llvm::all_of(def->getOperands(), [&](Value o) {
-               return !getTensorType(o) || isRemat(o);
+               if (!getTensorType(o))
+                 return true;
+               if (!isRemat(o))
+                 return false;
+               height = std::max(height, rematHeight.lookup(o) + 1);
+               return true;
              });
+    // Each user in another layout clones the whole chain (recursively).
+    result = result && height <= kMaxRematHeight;
+    if (result)
+      rematHeight[v] = height;
   }
   rematCache[v] = result;
   return result;

@@ -316,7 +316,7 @@ def _compile(mod, ir_text, target, options, kern=None, path=None):
         if kern is not None:
             raise CompileFailed(str(kern._compile_error(e, target))) from None
         diags = str(e).strip()
-        if path and getattr(e, "stage", "") == "parse":  # positions in the file
+        if path:  # "<tile ir>" is the buffer parsed from the file, at every stage
             diags = diags.replace("<tile ir>:", f"{path}:")
         msg = f"compilation failed in stage '{getattr(e, 'stage', '?')}':\n{diags}"
         repro = getattr(e, "reproducer", "") or ""

@@ -227,3 +227,24 @@ def test_tilec_deep_kernel_compiles(target, tmp_path):
     stage = "llvm-ir" if target == "cpu" else "ptx"
     r = tilec(path, tmp_path, "--target", target, "--emit", stage)
     assert r.returncode == 0, r.stderr.decode()[-3000:]
+
+
+def long_chain_kernel(n):
+    """A kernel adding a splat to itself `n` times: a chain of cheap ops
+    that tile-map-threads recomputes instead of converting."""
+    v = "!tile.array<?xf32, strides = [1], align = 16, div = 16>"
+    lines = [f"func.func @chain(%x: {v}, %s: f32) attributes {{tile.kernel}} {{",
+             "%c0 = arith.constant 0 : i32", "%a0 = tile.splat %s : tensor<64xf32>"]
+    lines += [f"%a{i + 1} = arith.addf %a{i}, %a{i} : tensor<64xf32>" for i in range(n)]
+    lines += [f"tile.store %x[%c0], %a{n} : {v}, tensor<64xf32>", "return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("pipeline", ["--tile-map-threads", "--tile-to-llvm-nvvm"])
+def test_tile_opt_long_chain_of_cheap_ops(pipeline, tmp_path):
+    # tile-map-threads cloned the whole chain recursively at its user: a
+    # stack overflow at 100k ops. Chains over 32 ops are computed once.
+    path = tmp_path / "chain.mlir"
+    path.write_text(long_chain_kernel(100_000))
+    r = tile_opt(path, tmp_path, pipeline)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
