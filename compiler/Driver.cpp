@@ -286,6 +286,9 @@ void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
   options.warpTiling = gpu;
   options.numWarps = numWarps;
   options.warpgroupMma = warpgroupMma;
+  // The CPU's matmul microkernel loops over K itself.
+  if (!gpu)
+    options.maxMmaK = 0;
   pm.addPass(createTileTiling(options));
 }
 

@@ -5,7 +5,9 @@
 // mma.sync instructions (#tile.mma_tiling, with the warp count as the module
 // attribute tile.num_warps), and (2) reductions along an axis longer than
 // `max-reduce-extent` become a loop over chunks of a loaded tile, so the
-// whole row never has to sit in registers.
+// whole row never has to sit in registers, and (3) so do mmas with a K
+// longer than `max-mma-k`, whose unrolled code grew with K (ptxas time
+// faster than linearly).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/TileTiling.h"
@@ -323,6 +325,112 @@ void retype(Operation *op, ArrayRef<int64_t> shape) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Long mmas into loops over K
+//===----------------------------------------------------------------------===//
+
+/// An mma operand that can be reloaded in K chunks: a tile.load read by
+/// `mma` alone, in its block, with no write between the two.
+LoadOp findChunkableLoad(Value operand, MmaOp mma,
+                         const llvm::SetVector<Operation *> &loads) {
+  auto load = operand.getDefiningOp<LoadOp>();
+  if (!load || !operand.hasOneUse() || load->getBlock() != mma->getBlock() ||
+      getTensorType(operand).getEncoding() ||
+      !noWritesBetween(load, mma, loads))
+    return {};
+  return load;
+}
+
+/// The block dimension of `load` that its result's axis `axis` reads.
+unsigned blockDim(LoadOp load, unsigned axis) {
+  if (auto order = load.getOrder())
+    return (*order)[axis];
+  return axis;
+}
+
+/// The K extent of one chunk of `mma`, or 0 when it is not split: K at most
+/// `maxK`, or no power of two <= `maxChunk` that divides K and is a multiple
+/// of the instruction's K.
+int64_t chooseKChunk(MmaOp mma, int64_t maxK, int64_t maxChunk) {
+  auto a = getTensorType(mma.getA());
+  int64_t k = a.getDimSize(a.getRank() - 1);
+  if (maxK <= 0 || k <= maxK)
+    return 0;
+  SmallVector<int64_t> instr = mma.getTensorCoreShape();
+  int64_t minChunk = instr.empty() ? 1 : instr[2];
+  int64_t chunk = maxChunk; // a power of two (checked)
+  while (chunk >= minChunk && k % chunk)
+    chunk /= 2;
+  return chunk >= minChunk && chunk < k ? chunk : 0;
+}
+
+/// The copy of `load` (at `b`) that reads chunk `index` of `chunk` elements
+/// along its result's axis `axis`.
+Value emitChunkLoad(OpBuilder &b, LoadOp load, unsigned axis, int64_t chunk,
+                    Value index) {
+  auto clone = cast<LoadOp>(b.clone(*load));
+  SmallVector<int64_t> shape(getTensorType(load.getResult()).getShape());
+  shape[axis] = chunk;
+  clone.getResult().setType(RankedTensorType::get(
+      shape, getTensorType(load.getResult()).getElementType()));
+  clone.getIndicesMutable()[blockDim(load, axis)].set(index);
+  return clone.getResult();
+}
+
+/// mma(load A, load B, acc) with K > max-mma-k ->
+///   for j in 0..K/KC: acc = mma(load A chunk j, load B chunk j, acc)
+/// The chunks cover exactly the loaded blocks (padding included) and are
+/// accumulated in K order, as the instructions of the unsplit mma are.
+void tileMmaK(MmaOp mma, int64_t maxK, int64_t maxChunk) {
+  int64_t chunk = chooseKChunk(mma, maxK, maxChunk);
+  if (!chunk)
+    return;
+  llvm::SetVector<Operation *> loads;
+  if (auto a = mma.getA().getDefiningOp<LoadOp>())
+    loads.insert(a);
+  if (auto b = mma.getB().getDefiningOp<LoadOp>())
+    loads.insert(b);
+  LoadOp aLoad = findChunkableLoad(mma.getA(), mma, loads);
+  LoadOp bLoad = findChunkableLoad(mma.getB(), mma, loads);
+  if (!aLoad || !bLoad || aLoad == bLoad)
+    return;
+  unsigned rank = getTensorType(mma.getA()).getRank();
+  unsigned aAxis = rank - 1, bAxis = rank - 2;
+  Value aIndex = aLoad.getIndices()[blockDim(aLoad, aAxis)];
+  Value bIndex = bLoad.getIndices()[blockDim(bLoad, bAxis)];
+  Type indexType = aIndex.getType();
+  if (bIndex.getType() != indexType || !indexType.isSignlessInteger())
+    return;
+
+  OpBuilder b(mma);
+  Location loc = mma.getLoc();
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(indexType, v));
+  };
+  int64_t k = getTensorType(mma.getA()).getDimSize(aAxis);
+  // Block index i of K extent k is chunk index i * (k / chunk) + j.
+  Value chunks = constant(k / chunk);
+  Value aBase = arith::MulIOp::create(b, loc, aIndex, chunks);
+  Value bBase = bIndex == aIndex
+                    ? aBase
+                    : arith::MulIOp::create(b, loc, bIndex, chunks).getResult();
+  auto loop = scf::ForOp::create(
+      b, loc, constant(0), chunks, constant(1), ValueRange{mma.getAcc()},
+      [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
+        Value aChunk = emitChunkLoad(lb, aLoad, aAxis, chunk,
+                                     arith::AddIOp::create(lb, loc, aBase, j));
+        Value bChunk = emitChunkLoad(lb, bLoad, bAxis, chunk,
+                                     arith::AddIOp::create(lb, loc, bBase, j));
+        auto step = cast<MmaOp>(lb.clone(*mma));
+        step->setOperands({aChunk, bChunk, acc[0]});
+        scf::YieldOp::create(lb, loc, step.getResult());
+      });
+  mma.getResult().replaceAllUsesWith(loop.getResult(0));
+  mma->erase();
+  aLoad->erase();
+  bLoad->erase();
+}
+
 struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
   using TileTilingBase::TileTilingBase;
 
@@ -332,13 +440,24 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
       if (!llvm::isPowerOf2_64(reduceChunk) || reduceChunk > maxReduceExtent) {
         module.emitError() << "reduce-chunk must be a power of two <= "
                               "max-reduce-extent, got "
-                           << reduceChunk;
+                           << int64_t(reduceChunk);
         return signalPassFailure();
       }
       SmallVector<ReduceOp> reduces;
       module.walk([&](ReduceOp r) { reduces.push_back(r); });
       for (ReduceOp reduce : reduces)
         tileReduction(reduce);
+    }
+    if (maxMmaK > 0) {
+      if (!llvm::isPowerOf2_64(mmaKChunk)) {
+        module.emitError() << "mma-k-chunk must be a power of two, got "
+                           << int64_t(mmaKChunk);
+        return signalPassFailure();
+      }
+      SmallVector<MmaOp> mmas;
+      module.walk([&](MmaOp mma) { mmas.push_back(mma); });
+      for (MmaOp mma : mmas)
+        tileMmaK(mma, maxMmaK, mmaKChunk);
     }
     if (warpTiling && failed(tileMmas(module)))
       signalPassFailure();
