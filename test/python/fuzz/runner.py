@@ -23,6 +23,9 @@ from .program import arrays_for
 
 _counter = itertools.count()
 KERNEL_TIMEOUT_S = 60
+# A process keeps every binary it compiled (about 0.5 MB each): workers are
+# replaced after this many kernels so long campaigns keep their speed.
+TASKS_PER_WORKER = 300
 
 
 # ---------------------------------------------------------------------------
@@ -155,7 +158,7 @@ class Pool:
         p = self.ctx.Process(target=_worker_main, args=(child, self.backend), daemon=True)
         p.start()
         child.close()
-        return {"proc": p, "conn": parent, "task": None, "since": 0.0}
+        return {"proc": p, "conn": parent, "task": None, "since": 0.0, "done": 0}
 
     def map(self, tasks):
         """Yields (tid, outcome) for tasks [(tid, program)], in completion order."""
@@ -183,6 +186,10 @@ class Pool:
                     if out is not None:
                         s["task"] = None
                         busy -= 1
+                        s["done"] += 1
+                        if s["done"] >= TASKS_PER_WORKER:
+                            self._retire(s)
+                            self.slots[i] = self._spawn()
                         yield tid, out
                         continue
                 hung = time.time() - s["since"] > KERNEL_TIMEOUT_S
@@ -197,6 +204,16 @@ class Pool:
                     busy -= 1
                     self.slots[i] = self._spawn()
                     yield tid, {"status": "crash", "detail": detail}
+
+    @staticmethod
+    def _retire(slot):
+        try:
+            slot["conn"].send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        slot["proc"].join(10)
+        if slot["proc"].is_alive():
+            slot["proc"].kill()
 
     def close(self):
         for s in self.slots:
