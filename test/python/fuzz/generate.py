@@ -191,7 +191,7 @@ def generate(seed, index, features=()):
         # Negative and zero steps are left out: at run time both hang the
         # kernel (the spec says a zero step runs no iteration; a negative one
         # should count down or run none), a constant negative one is a
-        # TileTypeError ("step must be positive"). See FINDINGS.md; the
+        # TileTypeError ("step must be positive"), both reported on issue 13; the
         # flags turn them back on.
         for lo, hi, name in ((-3, 3, "lb0"), (-2, 6, "lb1"),
                              (-2 if NEGATIVE_STEPS else 0, 3, "lb2")):

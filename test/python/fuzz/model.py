@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import numeric as N
-from .numeric import BOOL, FLOAT, INT
+from .numeric import BOOL, FLOAT
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -323,12 +323,9 @@ def binary(op, a, b, dt, sem):
                 npop = {"lt": np.less, "le": np.less_equal, "gt": np.greater,
                         "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}[op]
                 return MV(N.bool_, npop(a.nom, b.nom), unk=a.unk | b.unk)
-            if op in ("lshift", "rshift"):
-                # NumPy shifts a signed int by a negative amount like by a
-                # huge one: npy_lshift/npy_rshift cast the count to unsigned.
-                r = _INT_BINARY[op](a.nom, b.nom)
-            else:
-                r = _INT_BINARY[op](a.nom, b.nom)
+            # (NumPy shifts by a negative amount as by a huge one:
+            # npy_lshift/npy_rshift cast the count to unsigned.)
+            r = _INT_BINARY[op](a.nom, b.nom)
         return MV(dt, np.asarray(r).astype(dt.np), unk=a.unk | b.unk)
     if op in _CMP:
         return fcompare(op, a, b)

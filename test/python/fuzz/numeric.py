@@ -134,12 +134,3 @@ def widen(lo, hi, dt, slack):
         lo2 = np.where(np.isfinite(lo), lo - slack, lo)
         hi2 = np.where(np.isfinite(hi), hi + slack, hi)
     return lo2, hi2
-
-
-def int_wrap(values, dt):
-    """Python/NumPy integers wrapped into integer dtype `dt`."""
-    a = np.asarray(values)
-    if dt is bool_:
-        return a != 0
-    return np.asarray(a, np.int64).astype(dt.np) if a.dtype.kind in "iub" else \
-        np.asarray(a).astype(dt.np)

@@ -16,7 +16,6 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from . import kernelgen as G
-from . import numeric as N
 from .model import Semantics
 from .numeric import BOOL, FLOAT
 from .program import arrays_for
