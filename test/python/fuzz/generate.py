@@ -26,8 +26,7 @@ BINARY_OPS = [("add", 6), ("sub", 5), ("mul", 5), ("truediv", 3), ("floordiv", 3
               ("rshift", 3), ("max", 3), ("min", 3)] + [(c, 1) for c in G.CMPS]
 UNARY_OPS = [("neg", 3), ("invert", 2), ("abs", 2), ("floor", 1), ("ceil", 1),
              ("astype", 6)] + [(f, 1) for f in G.FLOAT_FNS]
-NEGATIVE_STEPS = False
-ZERO_STEPS = False
+RUNTIME_STEPS_BELOW_ONE = True
 REDUCE_OPS = ["sum", "max", "min", "prod", "argmax", "argmin"]
 
 
@@ -188,21 +187,17 @@ def generate(seed, index, features=()):
         init = [0, 1, 2][rng.integers(3)] if acc_dt.kind == INT else \
             [0.0, 0.5, -1.0][rng.integers(3)]
         bounds = []
-        # Negative and zero steps are left out: at run time both hang the
-        # kernel (the spec says a zero step runs no iteration; a negative one
-        # should count down or run none), a constant negative one is a
-        # TileTypeError ("step must be positive"), both reported on issue 13; the
-        # flags turn them back on.
-        for lo, hi, name in ((-3, 3, "lb0"), (-2, 6, "lb1"),
-                             (-2 if NEGATIVE_STEPS else 0, 3, "lb2")):
+        # Zero and negative steps are runtime values only: a constant one is
+        # refused at trace time ("tile.range step must be positive"), while
+        # at run time a zero step runs nothing and a negative one counts down
+        # as Python's range does (both hung before dfdf018).
+        for lo, hi, name in ((-3, 3, "lb0"), (-2, 6, "lb1"), (-2, 3, "lb2")):
             v = int(rng.integers(lo, hi + 1))
-            if name == "lb2" and v == 0 and (not ZERO_STEPS or rng.random() < 0.7):
+            if name == "lb2" and v <= 0 and not RUNTIME_STEPS_BELOW_ONE:
                 v = 1
-            if rng.random() < 0.4:  # a runtime bound
+            if rng.random() < 0.4 or (name == "lb2" and v <= 0):  # a runtime bound
                 scalars.append((name, N.int32, v))
                 bounds.append(name)
-            elif name == "lb2" and v == 0:
-                bounds.append(1)  # a constant zero step is an error, not a loop
             else:
                 bounds.append(v)
         loop = Loop(acc_dt, init, tuple(bounds))
