@@ -350,13 +350,13 @@ def _trip_count(b, lb, ub, st, loc):
 def _device_loop(rng, body, init, names, live):
     b = ir.builder("tile.range")
     loc = user_location()
-    if isinstance(rng.step, int) and rng.step <= 0:
-        raise TileTypeError(f"tile.range step must be positive, got {rng.step}")
+    if isinstance(rng.step, int) and rng.step == 0:
+        raise TileTypeError("tile.range step must not be zero (as in Python's range)")
     lb, ub, st = (to_i32_scalar(x, "tile.range bound")
                   for x in (rng.start, rng.stop, rng.step))
-    # scf.for needs a positive step: a runtime step (which may be zero or
-    # negative, as in Python's range) loops over the trip count instead.
-    runtime_step = not isinstance(rng.step, int)
+    # scf.for needs a positive step: a negative or runtime step (which may be
+    # zero: no iteration) loops over Python range's trip count instead.
+    runtime_step = not isinstance(rng.step, int) or rng.step < 0
     if runtime_step:
         trip = _trip_count(b, lb, ub, st, loc)
 

@@ -29,6 +29,13 @@ CHILD = textwrap.dedent('''
             acc = acc * 2.0 + it
         tile.store(out, index=(0,), tile=acc)
 
+    @tile.kernel
+    def countdown(x, out, start, stop, B: tile.Constant[int]):
+        acc = tile.load(x, index=(0,), shape=(B,))
+        for it in tile.range(start, stop, -3):  # a Constant negative step counts down too
+            acc = acc * 2.0 + it
+        tile.store(out, index=(0,), tile=acc)
+
     dev = Device()
     x = dev.put(np.random.default_rng(1).standard_normal(8).astype(np.float32))
     results = []
@@ -36,6 +43,10 @@ CHILD = textwrap.dedent('''
         out = dev.poisoned((8,), np.float32)
         walk[(1,)](x, out, start, stop, step, B=8)
         results.append(dev.get(out).astype(np.float64).tolist())
+        if step == -3:
+            out = dev.poisoned((8,), np.float32)
+            countdown[(1,)](x, out, start, stop, B=8)
+            results[-1] = [results[-1], dev.get(out).astype(np.float64).tolist()]
     print(json.dumps(results))
 ''')
 
@@ -66,6 +77,9 @@ def test_runtime_steps_follow_python_range_and_never_hang(tmp_path):
     got = json.loads(r.stdout.strip().splitlines()[-1])
     x = np.random.default_rng(1).standard_normal(8).astype(np.float32)
     for (start, stop, step), g in zip(CASES, got):
+        if step == -3:  # the runtime step's result and the Constant one's
+            assert g[0] == g[1], f"tile.range({start}, {stop}, -3): Constant and runtime differ"
+            g = g[0]
         want = np.array(reference(x, start, stop, step))
         # f32 accumulation: a few ulp of the largest magnitude reached.
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6 * np.abs(want).max(),

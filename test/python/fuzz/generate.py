@@ -187,8 +187,8 @@ def generate(seed, index, features=()):
         init = [0, 1, 2][rng.integers(3)] if acc_dt.kind == INT else \
             [0.0, 0.5, -1.0][rng.integers(3)]
         bounds = []
-        # Zero and negative steps are runtime values only: a constant one is
-        # refused at trace time ("tile.range step must be positive"), while
+        # Zero and negative steps are runtime values only: a constant zero is
+        # refused at trace time ("tile.range step must not be zero"), while
         # at run time a zero step runs nothing and a negative one counts down
         # as Python's range does (both hung before dfdf018).
         for lo, hi, name in ((-3, 3, "lb0"), (-2, 6, "lb1"), (-2, 3, "lb2")):
