@@ -51,13 +51,15 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     the loop. Only combiners of elementwise scalar ops are applied this way.
 
     Long mmas into loops: a `tile.mma` whose K is longer than `max-mma-k`
-    and whose A and B are `tile.load`s read by it alone becomes an `scf.for`
-    over K chunks (the largest power of two <= `mma-k-chunk` dividing K, a
-    multiple of the instruction's K): each iteration loads a chunk of A and
-    of B (tile index scaled by the number of chunks, same padding) and
-    accumulates their mma. The sum runs over K in the same order; the code
-    stays the size of one chunk's instead of growing with K (an unrolled
-    K = 4096 took ptxas minutes).
+    and whose A and B are computed from full-tile `tile.load`s through
+    elementwise ops that nothing else reads (as a long reduction's sources
+    are) becomes an `scf.for` over K chunks (the largest power of two <=
+    `mma-k-chunk` dividing K, a multiple of the instruction's K): each
+    iteration loads a chunk of A and of B (tile index scaled by the number
+    of chunks, same padding), applies the elementwise ops and accumulates
+    their mma. The sum runs over K in the same order; the code stays the
+    size of one chunk's instead of growing with K (an unrolled K = 4096
+    took ptxas minutes).
   }];
   let options = [
     Option<"numWarps", "num-warps", "int", "0",
@@ -71,8 +73,8 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     Option<"reduceChunk", "reduce-chunk", "int64_t", "8192",
            "extent of one chunk of such a loop (a power of two)">,
     Option<"maxMmaK", "max-mma-k", "int64_t", "256",
-           "mmas with a longer K whose A and B are loaded for them alone "
-           "become loops over K chunks (0: never)">,
+           "mmas with a longer K whose operands are computed from loads "
+           "for them alone become loops over K chunks (0: never)">,
     Option<"mmaKChunk", "mma-k-chunk", "int64_t", "64",
            "the most K of one chunk of such a loop (a power of two)">
   ];

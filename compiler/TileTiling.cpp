@@ -219,9 +219,10 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
 
 namespace {
 
-/// The ops that compute a reduction's sources from loads of the full tile:
-/// loads, splat constants, splats and elementwise ops, in block order.
-struct ReduceChain {
+/// The ops that compute a reduction's (or an mma's) sources from loads of
+/// the full tile: loads, splat constants, splats and elementwise ops, in
+/// block order.
+struct LoadChain {
   SmallVector<Operation *> ops;
   SmallVector<LoadOp> loads;
 };
@@ -267,15 +268,18 @@ bool noWritesBetween(Operation *from, Operation *to,
   return true;
 }
 
-FailureOr<ReduceChain> findChain(ReduceOp reduce) {
-  ArrayRef<int64_t> shape = getTensorType(reduce.getSrcs()[0]).getShape();
-  Block *block = reduce->getBlock();
+/// The chain computing `srcs` (of one shape) for `consumer` alone.
+FailureOr<LoadChain> findChain(ValueRange srcs, Operation *consumer) {
+  ArrayRef<int64_t> shape = getTensorType(srcs[0]).getShape();
+  Block *block = consumer->getBlock();
   llvm::SetVector<Operation *> chain;
-  SmallVector<Value> worklist(reduce.getSrcs());
+  SmallVector<Value> worklist(srcs);
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     Operation *def = v.getDefiningOp();
-    if (!def || def->getBlock() != block ||
+    // Cheap leaves may come from outside the block (the canonicalizer hoists
+    // constants out of loops); they are recomputed inside with the chain.
+    if (!def || (def->getBlock() != block && !isCheapLeaf(def)) ||
         getTensorType(v).getShape() != shape)
       return failure();
     if (!chain.insert(def))
@@ -287,17 +291,17 @@ FailureOr<ReduceChain> findChain(ReduceOp reduce) {
     for (Value o : def->getOperands())
       worklist.push_back(o);
   }
-  ReduceChain result;
+  LoadChain result;
   for (Operation *op : chain) {
     // A value used outside the chain would still need the whole tile.
     if (!isCheapLeaf(op) && llvm::any_of(op->getUsers(), [&](Operation *u) {
-          return u != reduce && !chain.contains(u);
+          return u != consumer && !chain.contains(u);
         }))
       return failure();
     if (auto load = dyn_cast<LoadOp>(op)) {
-      // The chunks are read where the reduction is: nothing in between may
+      // The chunks are read where the consumer is: nothing in between may
       // write what the load reads.
-      if (!noWritesBetween(load, reduce, chain))
+      if (!noWritesBetween(load, consumer, chain))
         return failure();
       result.loads.push_back(load);
     }
@@ -305,8 +309,13 @@ FailureOr<ReduceChain> findChain(ReduceOp reduce) {
   }
   if (result.loads.empty())
     return failure();
-  llvm::sort(result.ops,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  // Leaves from outside the block first, then the block's ops in order.
+  llvm::sort(result.ops, [&](Operation *a, Operation *b) {
+    bool aInside = a->getBlock() == block, bInside = b->getBlock() == block;
+    if (aInside != bInside)
+      return bInside;
+    return aInside && a->isBeforeInBlock(b);
+  });
   return result;
 }
 
@@ -325,28 +334,56 @@ void retype(Operation *op, ArrayRef<int64_t> shape) {
   }
 }
 
+/// Each load of a chain: the block dim its result's chunked axis reads and
+/// the tile index of its first chunk there.
+using ChunkBases = DenseMap<Operation *, std::pair<unsigned, Value>>;
+
+/// The chunk bases of `chain`'s loads chunked along their result's `axis`:
+/// each block's index times `chunks` (chunks per block, an i32).
+ChunkBases computeChunkBases(OpBuilder &b, Location loc, const LoadChain &chain,
+                             unsigned axis, Value chunks) {
+  ChunkBases bases;
+  for (LoadOp load : chain.loads) {
+    unsigned dim = axis;
+    if (auto order = load.getOrder())
+      dim = (*order)[axis];
+    Value base = arith::MulIOp::create(b, loc, load.getIndices()[dim], chunks);
+    bases[load] = {dim, base};
+  }
+  return bases;
+}
+
+/// Clones `chain` at `b` on chunk `j` (null: chunk 0) of its loads, retyped
+/// to `shape`; `mapping` maps the chain's values to the clones.
+void cloneChainOnChunk(OpBuilder &b, Location loc, const LoadChain &chain,
+                       const ChunkBases &bases, Value j,
+                       ArrayRef<int64_t> shape, IRMapping &mapping) {
+  for (Operation *op : chain.ops) {
+    // The chunk's index goes in front of its load.
+    Value index;
+    if (isa<LoadOp>(op)) {
+      index = bases.lookup(op).second;
+      if (j)
+        index = arith::AddIOp::create(b, loc, index, j);
+    }
+    Operation *clone = b.clone(*op, mapping);
+    retype(clone, shape);
+    if (auto load = dyn_cast<LoadOp>(clone))
+      load.getIndicesMutable()[bases.lookup(op).first].set(index);
+  }
+}
+
+/// Erases the full-tile chain once its consumer is gone (cheap leaves may
+/// still be used).
+void eraseDeadChain(const LoadChain &chain) {
+  for (Operation *op : llvm::reverse(chain.ops))
+    if (op->use_empty())
+      op->erase();
+}
+
 //===----------------------------------------------------------------------===//
 // Long mmas into loops over K
 //===----------------------------------------------------------------------===//
-
-/// An mma operand that can be reloaded in K chunks: a tile.load read by
-/// `mma` alone, in its block, with no write between the two.
-LoadOp findChunkableLoad(Value operand, MmaOp mma,
-                         const llvm::SetVector<Operation *> &loads) {
-  auto load = operand.getDefiningOp<LoadOp>();
-  if (!load || !operand.hasOneUse() || load->getBlock() != mma->getBlock() ||
-      getTensorType(operand).getEncoding() ||
-      !noWritesBetween(load, mma, loads))
-    return {};
-  return load;
-}
-
-/// The block dimension of `load` that its result's axis `axis` reads.
-unsigned blockDim(LoadOp load, unsigned axis) {
-  if (auto order = load.getOrder())
-    return (*order)[axis];
-  return axis;
-}
 
 /// The K extent of one chunk of `mma`, or 0 when it is not split: K at most
 /// `maxK`, or no power of two <= `maxChunk` that divides K and is a multiple
@@ -364,71 +401,54 @@ int64_t chooseKChunk(MmaOp mma, int64_t maxK, int64_t maxChunk) {
   return chunk >= minChunk && chunk < k ? chunk : 0;
 }
 
-/// The copy of `load` (at `b`) that reads chunk `index` of `chunk` elements
-/// along its result's axis `axis`.
-Value emitChunkLoad(OpBuilder &b, LoadOp load, unsigned axis, int64_t chunk,
-                    Value index) {
-  auto clone = cast<LoadOp>(b.clone(*load));
-  SmallVector<int64_t> shape(getTensorType(load.getResult()).getShape());
-  shape[axis] = chunk;
-  clone.getResult().setType(RankedTensorType::get(
-      shape, getTensorType(load.getResult()).getElementType()));
-  clone.getIndicesMutable()[blockDim(load, axis)].set(index);
-  return clone.getResult();
-}
-
-/// mma(load A, load B, acc) with K > max-mma-k ->
-///   for j in 0..K/KC: acc = mma(load A chunk j, load B chunk j, acc)
-/// The chunks cover exactly the loaded blocks (padding included) and are
-/// accumulated in K order, as the instructions of the unsplit mma are.
+/// mma(chain(load A), chain(load B), acc) with K > max-mma-k ->
+///   for j in 0..K/KC:
+///     acc = mma(chain(load A chunk j), chain(load B chunk j), acc)
+/// The chains (loads through elementwise ops, e.g. casts, that only the mma
+/// reads) are recomputed per chunk. The chunks cover exactly the loaded
+/// blocks (padding included) and are accumulated in K order, as the
+/// instructions of the unsplit mma are.
 void tileMmaK(MmaOp mma, int64_t maxK, int64_t maxChunk) {
   int64_t chunk = chooseKChunk(mma, maxK, maxChunk);
   if (!chunk)
     return;
-  llvm::SetVector<Operation *> loads;
-  if (auto a = mma.getA().getDefiningOp<LoadOp>())
-    loads.insert(a);
-  if (auto b = mma.getB().getDefiningOp<LoadOp>())
-    loads.insert(b);
-  LoadOp aLoad = findChunkableLoad(mma.getA(), mma, loads);
-  LoadOp bLoad = findChunkableLoad(mma.getB(), mma, loads);
-  if (!aLoad || !bLoad || aLoad == bLoad)
+  auto aType = getTensorType(mma.getA()), bType = getTensorType(mma.getB());
+  if (aType.getEncoding() || bType.getEncoding())
+    return; // layouts would have to be chosen again for the chunks
+  FailureOr<LoadChain> aChain = findChain(mma.getA(), mma);
+  FailureOr<LoadChain> bChain = findChain(mma.getB(), mma);
+  if (failed(aChain) || failed(bChain))
     return;
-  unsigned rank = getTensorType(mma.getA()).getRank();
-  unsigned aAxis = rank - 1, bAxis = rank - 2;
-  Value aIndex = aLoad.getIndices()[blockDim(aLoad, aAxis)];
-  Value bIndex = bLoad.getIndices()[blockDim(bLoad, bAxis)];
-  Type indexType = aIndex.getType();
-  if (bIndex.getType() != indexType || !indexType.isSignlessInteger())
-    return;
+  unsigned rank = aType.getRank(), aAxis = rank - 1, bAxis = rank - 2;
+  int64_t k = aType.getDimSize(aAxis);
+  SmallVector<int64_t> aShape(aType.getShape()), bShape(bType.getShape());
+  aShape[aAxis] = chunk;
+  bShape[bAxis] = chunk;
 
   OpBuilder b(mma);
   Location loc = mma.getLoc();
-  auto constant = [&](int64_t v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(indexType, v));
+  auto constI32 = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   };
-  int64_t k = getTensorType(mma.getA()).getDimSize(aAxis);
   // Block index i of K extent k is chunk index i * (k / chunk) + j.
-  Value chunks = constant(k / chunk);
-  Value aBase = arith::MulIOp::create(b, loc, aIndex, chunks);
-  Value bBase = bIndex == aIndex
-                    ? aBase
-                    : arith::MulIOp::create(b, loc, bIndex, chunks).getResult();
+  Value chunks = constI32(k / chunk);
+  ChunkBases aBases = computeChunkBases(b, loc, *aChain, aAxis, chunks);
+  ChunkBases bBases = computeChunkBases(b, loc, *bChain, bAxis, chunks);
   auto loop = scf::ForOp::create(
-      b, loc, constant(0), chunks, constant(1), ValueRange{mma.getAcc()},
+      b, loc, constI32(0), chunks, constI32(1), ValueRange{mma.getAcc()},
       [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
-        Value aChunk = emitChunkLoad(lb, aLoad, aAxis, chunk,
-                                     arith::AddIOp::create(lb, loc, aBase, j));
-        Value bChunk = emitChunkLoad(lb, bLoad, bAxis, chunk,
-                                     arith::AddIOp::create(lb, loc, bBase, j));
+        IRMapping mapping;
+        cloneChainOnChunk(lb, loc, *aChain, aBases, j, aShape, mapping);
+        cloneChainOnChunk(lb, loc, *bChain, bBases, j, bShape, mapping);
         auto step = cast<MmaOp>(lb.clone(*mma));
-        step->setOperands({aChunk, bChunk, acc[0]});
+        step->setOperands(
+            {mapping.lookup(mma.getA()), mapping.lookup(mma.getB()), acc[0]});
         scf::YieldOp::create(lb, loc, step.getResult());
       });
   mma.getResult().replaceAllUsesWith(loop.getResult(0));
   mma->erase();
-  aLoad->erase();
-  bLoad->erase();
+  eraseDeadChain(*aChain);
+  eraseDeadChain(*bChain);
 }
 
 struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
@@ -520,7 +540,7 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     if (extent <= maxReduceExtent || extent % reduceChunk ||
         srcType.getEncoding() || !isElementwiseCombiner(reduce))
       return;
-    FailureOr<ReduceChain> chain = findChain(reduce);
+    FailureOr<LoadChain> chain = findChain(reduce.getSrcs(), reduce);
     if (failed(chain))
       return;
     int64_t chunks = extent / reduceChunk;
@@ -533,31 +553,12 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
       return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
     };
     // Each load's tile index along the reduced axis, in chunks.
-    DenseMap<Operation *, std::pair<unsigned, Value>> chunkBase;
-    Value scale = constI32(chunks);
-    for (LoadOp load : chain->loads) {
-      unsigned dim = axis;
-      if (auto order = load.getOrder())
-        dim = (*order)[axis];
-      Value base = arith::MulIOp::create(b, loc, load.getIndices()[dim], scale);
-      chunkBase[load] = {dim, base};
-    }
+    ChunkBases chunkBase =
+        computeChunkBases(b, loc, *chain, axis, constI32(chunks));
     // The chain on chunk `j` (null: chunk 0); returns the reduce's sources.
     auto emitChunk = [&](OpBuilder &b, Value j) {
       IRMapping mapping;
-      for (Operation *op : chain->ops) {
-        // The chunk's index goes in front of its load.
-        Value index;
-        if (isa<LoadOp>(op)) {
-          index = chunkBase.lookup(op).second;
-          if (j)
-            index = arith::AddIOp::create(b, loc, index, j);
-        }
-        Operation *clone = b.clone(*op, mapping);
-        retype(clone, chunkShape);
-        if (auto load = dyn_cast<LoadOp>(clone))
-          load.getIndicesMutable()[chunkBase.lookup(op).first].set(index);
-      }
+      cloneChainOnChunk(b, loc, *chain, chunkBase, j, chunkShape, mapping);
       SmallVector<Value> srcs;
       for (Value src : reduce.getSrcs())
         srcs.push_back(mapping.lookup(src));
@@ -575,10 +576,7 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
           scf::YieldOp::create(lb, loc, yields);
         });
     reduce->setOperands(loop.getResults());
-    // The full-tile chain is dead now (cheap leaves may still be used).
-    for (Operation *op : llvm::reverse(chain->ops))
-      if (op->use_empty())
-        op->erase();
+    eraseDeadChain(*chain);
   }
 };
 

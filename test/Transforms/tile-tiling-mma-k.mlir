@@ -12,10 +12,11 @@
 // CHECK: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args(%[[ACC:[a-z0-9]+]] = %{{.*}})
 // CHECK:   %[[C16:.*]] = arith.constant 16 : i32
 // CHECK:   %[[BASE:.*]] = arith.muli %[[K]], %[[C16]] : i32
+// CHECK:   %[[BASEB:.*]] = arith.muli %[[K]], %[[C16]] : i32
 // CHECK:   %[[R:.*]] = scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %[[C16]] step %{{.*}} iter_args(%[[ACC1:.*]] = %[[ACC]]) -> (tensor<64x64xf32>) : i32 {
 // CHECK:     %[[IA:.*]] = arith.addi %[[BASE]], %[[J]] : i32
 // CHECK:     %[[A:.*]] = tile.load %{{.*}}[%{{.*}}, %[[IA]]] {padding = 1.000000e+00 : f16} : {{.*}} -> tensor<64x64xf16>
-// CHECK:     %[[IB:.*]] = arith.addi %[[BASE]], %[[J]] : i32
+// CHECK:     %[[IB:.*]] = arith.addi %[[BASEB]], %[[J]] : i32
 // CHECK:     %[[B:.*]] = tile.load %{{.*}}[%[[IB]], %{{.*}}] : {{.*}} -> tensor<64x64xf16>
 // CHECK:     %[[M:.*]] = tile.mma %[[A]], %[[B]], %[[ACC1]] {tiling = #tile.mma_tiling<{warps = [4, 1], warp_tile = [16, 64], instr = [64, 64, 16]}>} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
 // CHECK:     scf.yield %[[M]]
@@ -128,4 +129,38 @@ func.func @kept(%A: !tile.array<?x?xf16, strides = [?, 1]>,
   tile.store %A[%c0, %c0], %v : !tile.array<?x?xf16, strides = [?, 1]>, tensor<64x512xf16>
   %r2 = tile.mma %a2, %b2, %zero : tensor<64x512xf16>, tensor<512x64xf16> -> tensor<64x64xf32>
   return %r, %a, %r2 : tensor<64x64xf32>, tensor<64x512xf16>, tensor<64x64xf32>
+}
+
+// -----
+
+// Operands computed from loads by elementwise ops that only the mma reads
+// (f32 arrays cast to f16, a scale) are recomputed per chunk, splat
+// constants hoisted out of the loop (by the canonicalizer) included.
+// CHECK-LABEL: func.func @cast_chain
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK:   %[[S:.*]] = arith.constant dense<5.000000e-01> : tensor<64x64xf16>
+// CHECK:   %[[A:.*]] = tile.load {{.*}} -> tensor<64x64xf32>
+// CHECK:   %[[AH:.*]] = arith.truncf %[[A]] : tensor<64x64xf32> to tensor<64x64xf16>
+// CHECK:   %[[AS:.*]] = arith.mulf %[[AH]], %[[S]] : tensor<64x64xf16>
+// CHECK:   %[[B:.*]] = tile.load {{.*}} -> tensor<64x64xf32>
+// CHECK:   %[[BH:.*]] = arith.truncf %[[B]] : tensor<64x64xf32> to tensor<64x64xf16>
+// CHECK:   tile.mma %[[AS]], %[[BH]], %{{.*}} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+// CHECK-NOT: tensor<64x1024
+func.func @cast_chain(%A: !tile.array<?x?xf32, strides = [?, 1]>,
+                      %B: !tile.array<?x?xf32, strides = [?, 1]>, %nk: i32) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %half = arith.constant dense<0.5> : tensor<64x1024xf16>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<64x64xf32>) : i32 {
+    %a = tile.load %A[%c0, %k] : !tile.array<?x?xf32, strides = [?, 1]> -> tensor<64x1024xf32>
+    %ah = arith.truncf %a : tensor<64x1024xf32> to tensor<64x1024xf16>
+    %as = arith.mulf %ah, %half : tensor<64x1024xf16>
+    %b = tile.load %B[%k, %c0] : !tile.array<?x?xf32, strides = [?, 1]> -> tensor<1024x64xf32>
+    %bh = arith.truncf %b : tensor<1024x64xf32> to tensor<1024x64xf16>
+    %r = tile.mma %as, %bh, %acc0 : tensor<64x1024xf16>, tensor<1024x64xf16> -> tensor<64x64xf32>
+    scf.yield %r : tensor<64x64xf32>
+  }
+  return %acc : tensor<64x64xf32>
 }
