@@ -129,7 +129,7 @@ def sigmoid(x):
 
 
 def abs(x):
-    """|x| elementwise (math.absf / math.absi)."""
+    """|x| elementwise (math.absf; max(x, -x) for signed integers)."""
     x = as_operand(x, "abs")
     if not isinstance(x, Value):
         return builtins.abs(x)
@@ -137,7 +137,10 @@ def abs(x):
         return _unary_math("absf", x)
     if x.dtype.kind == D.KIND_BOOL or not x.dtype.signed:
         return x
-    return _unary_math("absi", x)
+    # max(x, 0 - x), not math.absi: the GPU lowers absi only for i32 (a
+    # libdevice call) and failed on i8/i16/i64 tiles; abs(INT_MIN) wraps to
+    # INT_MIN, as in NumPy.
+    return binary("max", x, binary("sub", 0, x))
 
 
 def _rounding(name, pyfn):
