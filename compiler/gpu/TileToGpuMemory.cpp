@@ -39,8 +39,10 @@ Type memType(Type t) {
   return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
 }
 
-/// The bits of `pad` (an element) repeated over a word of `bits`.
-uint64_t padWord(Attribute pad, Type elemType, unsigned bits) {
+/// The bits of `pad` (an element) in word `word` of a run of `bits`-wide
+/// words: the element repeated over the word, or for elements wider than a
+/// word (i64, f64 in b32 words) the word's part of it.
+uint64_t padWord(Attribute pad, Type elemType, unsigned bits, int64_t word) {
   if (!pad)
     return 0;
   APInt v;
@@ -52,6 +54,8 @@ uint64_t padWord(Attribute pad, Type elemType, unsigned bits) {
     return 0;
   unsigned eb = std::max(8u, elemType.getIntOrFloatBitWidth());
   uint64_t e = v.zextOrTrunc(eb).getZExtValue(), w = 0;
+  if (eb > bits) // each word held the element's low half: i64 1 read 2^32 + 1
+    return (e >> (bits * (word % (eb / bits)))) & ((uint64_t(1) << bits) - 1);
   for (unsigned s = 0; s < bits; s += eb)
     w |= e << s;
   return bits == 64 ? w : w & ((uint64_t(1) << bits) - 1);
@@ -70,10 +74,9 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
   std::string text, cons;
   llvm::raw_string_ostream os(text);
   const char *reg = ws.bits == 32 ? "r" : "h";
-  uint64_t padBits = padWord(pad, elemType, ws.bits);
   for (int64_t i = 0; i < ws.count; ++i) {
     os << "mov.b" << (ws.bits == 32 ? 32 : 16) << " $" << i << ", 0x";
-    os.write_hex(padBits);
+    os.write_hex(padWord(pad, elemType, ws.bits, i));
     os << ";\n\t";
     cons += std::string("=") + reg + ",";
   }

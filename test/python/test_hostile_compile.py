@@ -12,6 +12,7 @@ minutes over.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -351,3 +352,39 @@ def test_integer_abs_wraps_as_numpy(dev, dtype):
     out = dev.poisoned((1000,), dtype)
     abs_block[(4,)](dev.put(x), out, B=256)
     np.testing.assert_array_equal(dev.get(out), np.abs(x))
+
+
+# -- padding of 64-bit elements on the GPU ------------------------------------------
+# A padded i64/f64 load filled both 32-bit words of an out-of-bounds element with
+# the low word of the padding: i64 padding 1 read 2**32 + 1, f64 padding 1.0 read
+# 0.0 (the H200 run of the differential fuzzer found it through min and prod).
+
+@tile.kernel
+def pad64_block(x, out, B: tile.Constant[int], PAD: tile.Constant[float]):
+    i = tile.bid(0)
+    tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(B,), padding=PAD))
+
+
+@needs_gpu_compiler
+@pytest.mark.parametrize("dtype, pad, words", [
+    ("f64", "1.0", ["0x0", "0x3ff00000"]), ("i64", "1", ["0x1", "0x0"]),
+    ("f64", "-2.5", ["0x0", "0xc0040000"])])
+def test_64bit_padding_words_in_ptx(tmp_path, dtype, pad, words):
+    r, _ = run_tilec([f"{__file__}::pad64_block", "--args", f"{dtype}[1000], {dtype}[1000]",
+                      "-D", "B=256", "-D", f"PAD={pad}", "--target", "sm_90", "--emit", "ptx",
+                      "-o", str(tmp_path)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ptx = next(tmp_path.glob("pad64_block*.ptx")).read_text()
+    fills = re.findall(r"mov\.b32 %r\d+, (0x[0-9a-f]+);", ptx)
+    assert fills[:2] == words, fills[:4]
+
+
+@pytest.mark.parametrize("dtype, pad", [(np.int64, 1), (np.int64, -7), (np.float64, 1.0),
+                                        (np.float64, -np.inf)])
+def test_64bit_padding_reads_the_padding(dev, dtype, pad):
+    x = np.arange(1, 101).astype(dtype)
+    out = dev.poisoned((512,), dtype)
+    pad64_block[(2,)](dev.put(x), out, B=256, PAD=float(pad) if dtype == np.float64 else pad)
+    got = dev.get(out)
+    np.testing.assert_array_equal(got[:100], x)
+    np.testing.assert_array_equal(got[100:], np.full(412, pad, dtype))
