@@ -348,7 +348,7 @@ def float_operand(x, what):
 
 def power(a, b):
     """`a ** b`: repeated multiplication for small constant integer
-    exponents, math.powf / math.ipowi otherwise."""
+    exponents, math.powf or squaring over the exponent's bits otherwise."""
     a, b = as_operand(a), as_operand(b)
     if not isinstance(a, Value) and not isinstance(b, Value):
         return a ** b
@@ -377,8 +377,46 @@ def power(a, b):
     if dt.kind == D.KIND_BOOL:
         dt = D.int32
     A, B = materialize(a, dt, shape), materialize(b, dt, shape)
-    op = "math.powf" if dt.kind == D.KIND_FLOAT else "math.ipowi"
-    return _emit_binary(op, A, B, dt, shape)
+    if dt.kind != D.KIND_FLOAT:
+        return _integer_power(A, B, dt, shape)
+    return _emit_binary("math.powf", A, B, dt, shape)
+
+
+def _integer_power(A, B, dt, shape):
+    """`A ** B` on integers by squaring over every bit of B, wrapping as NumPy
+    does. Not math.ipowi: the GPU has no lowering of it. A negative exponent
+    gives 1 for a base of 1, +-1 for -1 and 0 otherwise (1 / A**-B in integers,
+    with 1 // 0 = 0 as everywhere in tile)."""
+    b = builder()
+    t = A.type
+    bt = "i1" if shape is None else tensor_type(shape, "i1")
+    sel_type = t if shape is None else f"{bt}, {t}"
+
+    def select(c, x, y):
+        return _like(A, b.emit(f"arith.select {c}, {x.name}, {y.name} : {sel_type}"), dt)
+
+    def bit_set(k):
+        shifted = _emit_binary("arith.shrui", B, materialize(k, dt, shape), dt, shape)
+        low = _emit_binary("arith.andi", shifted, materialize(1, dt, shape), dt, shape)
+        return b.emit(f"arith.cmpi ne, {low.name}, {materialize(0, dt, shape).name} : {t}")
+
+    one = materialize(1, dt, shape)
+    result, base = one, A
+    width = dt.bits
+    for k in range(width):
+        result = select(bit_set(k), _emit_binary("arith.muli", result, base, dt, shape), result)
+        if k + 1 < width:
+            base = _emit_binary("arith.muli", base, base, dt, shape)
+    if not dt.signed or dt.kind == D.KIND_BOOL:
+        return result
+    zero = materialize(0, dt, shape)
+    minus_one = materialize(-1, dt, shape)
+    negative = b.emit(f"arith.cmpi slt, {B.name}, {zero.name} : {t}")
+    is_one = b.emit(f"arith.cmpi eq, {A.name}, {one.name} : {t}")
+    is_minus_one = b.emit(f"arith.cmpi eq, {A.name}, {minus_one.name} : {t}")
+    sign = select(bit_set(0), minus_one, one)
+    reciprocal = select(is_one, one, select(is_minus_one, sign, zero))
+    return select(negative, reciprocal, result)
 
 
 def to_i32_scalar(x, what):
