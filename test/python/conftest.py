@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from tilehelp import LAUNCHERS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _FRONTEND = os.path.join(ROOT, "python-frontend")
 if _FRONTEND not in sys.path:
@@ -80,3 +82,14 @@ def _reference_tile(request, monkeypatch):
     monkeypatch.setattr(backend, "_error", None)
     monkeypatch.delenv("TILE_BACKEND", raising=False)
     yield
+
+
+@pytest.fixture(params=LAUNCHERS)
+def launcher(request, monkeypatch):
+    """The real `_tile` behind the Python launcher or the C dispatcher (the
+    choice is made on a kernel's first launch: tests make their kernels)."""
+    if request.param == "python":
+        monkeypatch.setenv("TILE_LAUNCHER", "python")
+    else:
+        monkeypatch.delenv("TILE_LAUNCHER", raising=False)
+    return request.param

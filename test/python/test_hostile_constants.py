@@ -7,16 +7,7 @@ import numpy as np
 import pytest
 
 import tile
-from tilehelp import LAUNCHERS, Device
-
-
-@pytest.fixture(params=LAUNCHERS)
-def launcher(request, monkeypatch):
-    if request.param == "python":
-        monkeypatch.setenv("TILE_LAUNCHER", "python")
-    else:
-        monkeypatch.delenv("TILE_LAUNCHER", raising=False)
-    return request.param
+from tilehelp import Device
 
 
 def make_reciprocal():

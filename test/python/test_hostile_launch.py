@@ -21,17 +21,6 @@ def fake(request, monkeypatch):
     return fake_tile(monkeypatch, request.param)
 
 
-@pytest.fixture(params=LAUNCHERS)
-def launcher(request, monkeypatch):
-    """The real `_tile` behind the Python launcher or the C dispatcher (the
-    choice is made on a kernel's first launch: kernels are made per test)."""
-    if request.param == "python":
-        monkeypatch.setenv("TILE_LAUNCHER", "python")
-    else:
-        monkeypatch.delenv("TILE_LAUNCHER", raising=False)
-    return request.param
-
-
 @pytest.fixture
 def dev():
     return Device()
