@@ -91,6 +91,12 @@ class Builder:
         self.block = Block(self.block, isolated)
         return self.block
 
+    def resume(self, block):
+        """Re-opens a popped child `block` of the current one (to append a
+        region's terminator once both regions of an op are known)."""
+        block.parent = self.block
+        self.block = block
+
     def pop(self):
         """Closes the current block and returns its lines."""
         blk = self.block

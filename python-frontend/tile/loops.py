@@ -23,7 +23,8 @@ from .language import Scalar, Tile, Value, broadcast_shapes, materialize
 from .rewrite import UNDEF, grab, rewritten
 
 # grab, kernel_return: for rewritten code
-__all__ = ["range", "call", "for_", "grab", "kernel_return", "UNDEF", "RUNTIME"]
+__all__ = ["range", "static_iter", "call", "for_", "while_", "if_", "ifexp", "and_", "or_",
+           "not_", "unsupported", "grab", "kernel_return", "UNDEF", "RUNTIME"]
 
 _MAX_PROBES = 6
 
@@ -54,12 +55,59 @@ class range:
 
 
 def call(f, *args, **kwargs):
-    """Calls from rewritten code: plain helpers are rewritten too while tracing."""
-    if type(f) is _FunctionType and ir.current() is not None:
-        g = rewritten(f, RUNTIME)
-        if g is not None:
-            return g(*args, **kwargs)
+    """Calls from rewritten code: plain helpers are rewritten too while tracing,
+    and the builtins that meet runtime values (range, min, max) trace them."""
+    if ir.current() is not None:
+        hook = _BUILTIN_HOOKS.get(f) if _hashable(f) else None
+        if hook is not None and any(isinstance(a, Value) for a in _flat_args(args)):
+            return hook(*args, **kwargs)
+        if type(f) is _FunctionType:
+            g = rewritten(f, RUNTIME)
+            if g is not None:
+                return g(*args, **kwargs)
     return f(*args, **kwargs)
+
+
+def _hashable(f):
+    try:
+        hash(f)
+        return True
+    except TypeError:
+        return False
+
+
+def _flat_args(args):
+    if len(args) == 1 and type(args[0]) in (list, tuple):
+        return args[0]
+    return args
+
+
+def _fold(op, args, kwargs, name):
+    from . import ops
+    items = list(_flat_args(args))
+    if kwargs or not items:
+        raise TileTypeError(f"{name}() of runtime values takes the values only "
+                            "(no key= or default=)")
+    fn = ops.minimum if op == "min" else ops.maximum
+    out = items[0]
+    for x in items[1:]:
+        out = fn(out, x)
+    return out
+
+
+def _min(*args, **kwargs):
+    return _fold("min", args, kwargs, "min")
+
+
+def _max(*args, **kwargs):
+    return _fold("max", args, kwargs, "max")
+
+
+def _range(*args):
+    return range(*args)
+
+
+_BUILTIN_HOOKS = {builtins.min: _min, builtins.max: _max, builtins.range: _range}
 
 
 _FunctionType = type(call)
@@ -75,14 +123,40 @@ def kernel_return(value):
     return value
 
 
-def for_(iterable, body, init, names, live):
-    """Every rewritten `for`: a Python loop, or a device loop for tile.range."""
-    if isinstance(iterable, range) and ir.current() is not None:
+def for_(iterable, body, init, names, live, brk=None):
+    """Every rewritten `for`: a Python loop, or a device loop for tile.range;
+    `brk` is the index of the loop's break flag in `names` (escapes.py)."""
+    if isinstance(iterable, static_iter):
+        iterable = iterable.items
+    elif isinstance(iterable, range) and ir.current() is not None:
+        if brk is not None:
+            return whiles.range_with_break(iterable, body, init, names, live, brk)
         return _device_loop(iterable, body, init, names, live)
+    if brk is not None:
+        return whiles.python_loop_with_break(iterable, body, init, names, live, brk)
     vals = init
     for item in iterable:
         vals = body(item, *vals)
     return vals
+
+
+class static_iter:
+    """`for x in tile.static_iter(iterable)`: unrolled while tracing (a
+    tile.range over constants too), never a device loop."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, iterable):
+        if isinstance(iterable, range):
+            bounds = (iterable.start, iterable.stop, iterable.step)
+            if not all(isinstance(x, int) for x in bounds):
+                raise TileTypeError("tile.static_iter needs constant bounds",
+                                    "use tile.range(...) for a device loop")
+            iterable = builtins.range(*bounds)
+        self.items = iterable
+
+    def __iter__(self):
+        return iter(self.items)
 
 
 # ---------------------------------------------------------------------------
@@ -163,7 +237,9 @@ def _decide(name, inp, out, init, live, prev):
         if o is i:
             leaves.append(p)
         elif isinstance(o, Value) or (_is_number(o) and _is_number(i)
-                                      and (o != i or type(o) is not type(i))):
+                                      and (o != i or type(o) is not type(i))) \
+                or (_is_number(o) and isinstance(i, Value) and isinstance(p, tuple)):
+            # (the last: a number the body assigns to a carried leaf stays carried)
             leaves.append(_join(i, o))  # `i` is the previous probe's placeholder
         elif _is_number(o) and _is_number(i):
             leaves.append(p)
@@ -293,18 +369,18 @@ def _traced_after(x, start, depth=0):
     return None
 
 
-def _check_no_escape(watched, start, loc):
+def _check_no_escape(watched, start, loc, what="tile.range loop"):
     for label, container, _ in reversed(watched):  # the innermost one first
         hit = _traced_after(container, start)
         if hit is None:
             continue
         kind = type(container).__name__
         raise TileTypeError(
-            f"the {kind} '{label}' was changed inside this tile.range loop to hold "
-            f"{_describe(hit)} computed in the loop: a device loop carries only the "
-            "variables its body rebinds, not what it puts into lists or dicts",
+            f"the {kind} '{label}' was changed inside this {what} to hold "
+            f"{_describe(hit)} computed in it: device control flow carries only the "
+            "variables it rebinds, not what it puts into lists or dicts",
             "rebind variables instead (acc = acc + x, or a tuple: a, b = a + x, b + y) "
-            f"and put them into the {kind} after the loop", location=loc)
+            f"and put them into the {kind} after the {what.split()[-1]}", location=loc)
 
 
 def _carried_types_exact(specs, init):
@@ -347,21 +423,9 @@ def _trip_count(b, lb, ub, st, loc):
     return op(f"arith.trunci {trips} : i64 to i32")
 
 
-def _device_loop(rng, body, init, names, live):
-    b = ir.builder("tile.range")
-    loc = user_location()
-    if isinstance(rng.step, int) and rng.step == 0:
-        raise TileTypeError("tile.range step must not be zero (as in Python's range)")
-    lb, ub, st = (to_i32_scalar(x, "tile.range bound")
-                  for x in (rng.start, rng.stop, rng.step))
-    # scf.for needs a positive step: a negative or runtime step (which may be
-    # zero: no iteration) loops over Python range's trip count instead.
-    runtime_step = not isinstance(rng.step, int) or rng.step < 0
-    if runtime_step:
-        trip = _trip_count(b, lb, ub, st, loc)
-
-    # Probe until the carried types are stable.
-    watched = _watched_containers(body, names, init)
+def probe_specs(b, body, init, names, live, watched, what="tile.range loop"):
+    """The spec of every name (see _decide): the body is probed until the
+    carried types are stable. `body(iv, *values)`."""
     specs = [None] * len(names)
     inputs = list(init)
     for attempt in builtins.range(_MAX_PROBES):
@@ -369,74 +433,69 @@ def _device_loop(rng, body, init, names, live):
         new = [_decide(n, i, o, v, lv, p) for n, i, o, v, lv, p in
                zip(names, inputs, outs, init, live, specs)]
         if attempt and new == specs:
-            break
+            return specs
         specs = new
         if attempt == 0 and _carried_types_exact(specs, init):
-            break
+            return specs
         inputs = _inputs(b, specs, init, lambda spec: _placeholder(b, spec))
-    else:
-        raise TileTypeError("the types of the values carried by this tile.range loop "
-                            "do not settle", "give loop-carried tiles a fixed shape and "
-                            "dtype before the loop (e.g. acc = tile.zeros(...))")
+    raise TileTypeError(f"the types of the values carried by this {what} "
+                        "do not settle", "give loop-carried tiles a fixed shape and "
+                        "dtype before the loop (e.g. acc = tile.zeros(...))")
 
-    # The initial values, converted to the carried types, before the loop.
-    carried = []  # (name index, leaf index, spec)
+
+def carried_leaves(specs):
+    """[(name index, leaf index, (shape, dtype))] of the carried values."""
+    carried = []
     for k, spec in enumerate(specs):
         if isinstance(spec, tuple):
             carried += [(k, j, lf) for j, lf in enumerate(spec[1]) if isinstance(lf, tuple)]
-    init_vals = []
+    return carried
+
+
+def initial_values(carried, init, names):
+    """The initial values, converted to the carried types (before the loop)."""
+    vals = []
     for k, j, (shape, dtype) in carried:
         leaves = []
         if init[k] is not UNDEF:
             _flatten(init[k], leaves)
         x = leaves[j] if leaves else 0
-        init_vals.append(_convert(x, shape, dtype, names[k], "enters"))
+        vals.append(_convert(x, shape, dtype, names[k], "enters"))
+    return vals
 
-    # The real trace.
-    start = b.counter
-    b.push()
-    try:
-        iv = Scalar(b.fresh(), D.int32)
-        args = [_placeholder(b, (shape, dtype)) for _, _, (shape, dtype) in carried]
-        if runtime_step:  # the loop counts trips; the body sees start + k * step
-            counter = iv
-            scaled = b.emit(f"arith.muli {counter.name}, {st.name} : i32", loc=loc)
-            iv = Scalar(b.emit(f"arith.addi {lb.name}, {scaled} : i32", loc=loc), D.int32)
-        arg_iter = iter(args)
-        inputs = _inputs(b, specs, init, lambda spec: next(arg_iter))
-        outs = body(iv, *inputs)
-        _check_no_escape(watched, start, loc)
-        yields = []
-        for k, j, (shape, dtype) in carried:
-            leaves = []
-            _flatten(outs[k], leaves)
-            if j >= len(leaves):
-                raise TileTypeError(f"loop-carried variable '{names[k]}' changes its "
-                                    "structure in the tile.range loop body")
-            yields.append(_convert(leaves[j], shape, dtype, names[k], "leaves"))
-        if yields:
-            b.emit(f"scf.yield {', '.join(y.name for y in yields)} : "
-                   f"{', '.join(y.type for y in yields)}", nres=0, loc=loc)
-    finally:
-        lines = b.pop()
 
-    if runtime_step:
-        zero = b.emit("arith.constant 0 : i32", loc=loc)
-        one = b.emit("arith.constant 1 : i32", loc=loc)
-        head = f"scf.for {counter.name} = {zero} to {trip} step {one}"
-    else:
-        head = f"scf.for {iv.name} = {lb.name} to {ub.name} step {st.name}"
-    if carried:
-        pairs = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, init_vals))
-        head += f" iter_args({pairs}) -> ({', '.join(a.type for a in args)})"
-    head += " : i32"
-    res = b.emit_region_op(head, lines, nres=len(carried), loc=loc)
-    if len(carried) == 1:
+def yielded_values(carried, outs, names):
+    """The body's values of the carried leaves, converted to their types."""
+    yields = []
+    for k, j, (shape, dtype) in carried:
+        leaves = []
+        _flatten(outs[k], leaves)
+        if j >= len(leaves):
+            raise TileTypeError(f"loop-carried variable '{names[k]}' changes its "
+                                "structure in the tile.range loop body")
+        yields.append(_convert(leaves[j], shape, dtype, names[k], "leaves"))
+    return yields
+
+
+def region_args(b, carried):
+    return [_placeholder(b, spec) for _, _, spec in carried]
+
+
+def body_inputs(b, specs, init, args):
+    arg_iter = iter(args)
+    return _inputs(b, specs, init, lambda spec: next(arg_iter))
+
+
+def typed_results(args, res):
+    """Values named `res` typed like the region arguments `args`."""
+    if len(args) == 1:
         res = [res]
-    results = [type(a)(r, *((a.shape, a.dtype) if isinstance(a, Tile) else (a.dtype,)))
-               for a, r in zip(args, res or [])]
+    return [type(a)(r, *((a.shape, a.dtype) if isinstance(a, Tile) else (a.dtype,)))
+            for a, r in zip(args, res or [])]
 
-    # Rebind every name.
+
+def rebind(specs, init, outs, carried, results):
+    """The value of every name after the loop."""
     by_leaf = {(k, j): r for (k, j, _), r in zip(carried, results)}
     final = []
     for k, spec in enumerate(specs):
@@ -464,6 +523,61 @@ def _device_loop(rng, body, init, names, live):
     return tuple(final)
 
 
+def loop_bounds(rng, loc):
+    """(lb, ub, step, trip or None) i32 scalars of a device range loop: a
+    negative or runtime step (which may be zero: no iteration) counts Python
+    range's trip count instead, since scf.for needs a positive step."""
+    b = ir.builder("tile.range")
+    if isinstance(rng.step, int) and rng.step == 0:
+        raise TileTypeError("tile.range step must not be zero (as in Python's range)")
+    lb, ub, st = (to_i32_scalar(x, "tile.range bound")
+                  for x in (rng.start, rng.stop, rng.step))
+    runtime_step = not isinstance(rng.step, int) or rng.step < 0
+    return lb, ub, st, (_trip_count(b, lb, ub, st, loc) if runtime_step else None)
+
+
+def _device_loop(rng, body, init, names, live):
+    b = ir.builder("tile.range")
+    loc = user_location()
+    lb, ub, st, trip = loop_bounds(rng, loc)
+    watched = _watched_containers(body, names, init)
+    specs = probe_specs(b, body, init, names, live, watched)
+    carried = carried_leaves(specs)
+    init_vals = initial_values(carried, init, names)
+
+    # The real trace.
+    start = b.counter
+    b.push()
+    try:
+        iv = Scalar(b.fresh(), D.int32)
+        args = region_args(b, carried)
+        if trip is not None:  # the loop counts trips; the body sees start + k * step
+            counter = iv
+            scaled = b.emit(f"arith.muli {counter.name}, {st.name} : i32", loc=loc)
+            iv = Scalar(b.emit(f"arith.addi {lb.name}, {scaled} : i32", loc=loc), D.int32)
+        outs = body(iv, *body_inputs(b, specs, init, args))
+        _check_no_escape(watched, start, loc)
+        yields = yielded_values(carried, outs, names)
+        if yields:
+            b.emit(f"scf.yield {', '.join(y.name for y in yields)} : "
+                   f"{', '.join(y.type for y in yields)}", nres=0, loc=loc)
+    finally:
+        lines = b.pop()
+
+    if trip is not None:
+        zero = b.emit("arith.constant 0 : i32", loc=loc)
+        one = b.emit("arith.constant 1 : i32", loc=loc)
+        head = f"scf.for {counter.name} = {zero} to {trip} step {one}"
+    else:
+        head = f"scf.for {iv.name} = {lb.name} to {ub.name} step {st.name}"
+    if carried:
+        pairs = ", ".join(f"{a.name} = {v.name}" for a, v in zip(args, init_vals))
+        head += f" iter_args({pairs}) -> ({', '.join(a.type for a in args)})"
+    head += " : i32"
+    res = b.emit_region_op(head, lines, nres=len(carried), loc=loc)
+    return rebind(specs, init, outs, carried, typed_results(args, res))
+
+
 def _convert(x, shape, dtype, name, how):
     try:
         return materialize(x, dtype, shape)
@@ -485,5 +599,10 @@ def _describe(x):
         return f"a {x.dtype.name} scalar"
     return repr(x)
 
+
+# The rest of the runtime the rewritten source calls (they use this module).
+from . import whiles  # noqa: E402
+from .branches import and_, if_, ifexp, not_, or_, unsupported  # noqa: E402,F401
+from .whiles import while_  # noqa: E402,F401
 
 RUNTIME = sys.modules[__name__]

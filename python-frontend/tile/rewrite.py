@@ -30,6 +30,8 @@ import threading
 import types
 from collections import Counter
 
+from .escapes import lower_escapes
+
 RT = "__tile_rt"
 
 _PKG_DIR = os.path.dirname(os.path.realpath(__file__)) + os.sep
@@ -39,6 +41,12 @@ _LIB_DIRS = tuple({os.path.realpath(p) + os.sep for k in ("stdlib", "platstdlib"
 # Calls that must run in the caller's own frame.
 _FRAME_SENSITIVE = {"locals", "vars", "dir", "super", "eval", "exec", "globals",
                     "breakpoint"}
+
+
+# Names of the functions the rewrite defines (the flags of escapes.py are
+# ordinary variables and are carried like any other).
+_GENERATED = ("__tile_body_", "__tile_then_", "__tile_else_", "__tile_cond_", "__tile_iv",
+              "__tile_rt")
 
 
 class _Undefined:
@@ -77,7 +85,7 @@ class _Stores(ast.NodeVisitor):
         self._loop_depth = 0
 
     def _add(self, name):
-        if name not in self.names and not name.startswith("__tile_"):
+        if name not in self.names and not name.startswith(_GENERATED):
             self.names.append(name)
 
     def visit_Name(self, node):
@@ -194,9 +202,41 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FRAME_SENSITIVE:
             return node
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                and func.value.id == RT:
+            return node  # the runtime's own calls
         new = ast.Call(func=_rt("call", node), args=[node.func] + node.args,
                        keywords=node.keywords)
         return ast.copy_location(new, node)
+
+    def _branch_fn(self, name, names, body, src):
+        fn = ast.parse(f"def {name}(): pass").body[0]
+        fn.args.args = [ast.arg(arg=n) for n in names]
+        ret = ast.Return(value=_names_tuple(names, ast.Load))
+        for n in (fn, ret):
+            ast.copy_location(n, src)
+            _locate(n, src)
+        fn.body = list(body) + [ret]
+        return fn
+
+    def _grab(self, names, src):
+        return ast.Call(func=_rt("grab", src),
+                        args=[ast.Call(func=ast.Name(id="locals", ctx=ast.Load()),
+                                       args=[], keywords=[]),
+                              _const_tuple(names)], keywords=[])
+
+    def _bind(self, names, call, src):
+        if names:
+            stmt = ast.Assign(targets=[_names_tuple(names, ast.Store)], value=call)
+        else:
+            stmt = ast.Expr(value=call)
+        ast.copy_location(stmt, src)
+        return _locate(stmt, src)
+
+    def _live(self, names, inside):
+        total = self.scope_loads[-1]
+        return tuple(total[n] > inside[n] for n in names)
 
     def visit_For(self, node):
         stores = _Stores()
@@ -208,8 +248,7 @@ class _Rewriter(ast.NodeTransformer):
         if node.orelse or stores.escapes or stores.scoped or not self.scope_loads:
             return node
         names = stores.names
-        total = self.scope_loads[-1]
-        live = tuple(total[n] > inside[n] for n in names)
+        live = self._live(names, inside)
         self.counter += 1
         body_name = f"__tile_body_{self.counter}"
         fn = ast.parse(f"def {body_name}(__tile_iv): pass").body[0]
@@ -217,25 +256,149 @@ class _Rewriter(ast.NodeTransformer):
         bind = ast.Assign(targets=[node.target],
                           value=ast.Name(id="__tile_iv", ctx=ast.Load()))
         ret = ast.Return(value=_names_tuple(names, ast.Load))
-        init = ast.Call(func=_rt("grab", node),
-                        args=[ast.Call(func=ast.Name(id="locals", ctx=ast.Load()),
-                                       args=[], keywords=[]),
-                              _const_tuple(names)], keywords=[])
-        call = ast.Call(func=_rt("for_", node),
-                        args=[node.iter, ast.Name(id=body_name, ctx=ast.Load()), init,
-                              _const_tuple(names), _const_tuple(live)],
-                        keywords=[])
-        if names:
-            stmt = ast.Assign(targets=[_names_tuple(names, ast.Store)], value=call)
-        else:
-            stmt = ast.Expr(value=call)
+        args = [node.iter, ast.Name(id=body_name, ctx=ast.Load()), self._grab(names, node),
+                _const_tuple(names), _const_tuple(live)]
+        brk = getattr(node, "tile_break_flag", None)
+        if brk is not None:
+            args.append(ast.Constant(value=names.index(brk)))
+        call = ast.Call(func=_rt("for_", node), args=args, keywords=[])
+        stmt = self._bind(names, call, node)
         # New nodes take the `for` line; the body keeps its own positions.
-        for n in (fn, bind, ret, stmt):
+        for n in (fn, bind, ret):
             ast.copy_location(n, node)
             _locate(n, node)
         fn.body = [bind] + node.body + [ret]
-        out = [fn, stmt]
+        return [fn, stmt]
+
+    def visit_While(self, node):
+        stores = _Stores()
+        stores.visit(node.test)
+        for stmt in node.body:
+            stores.visit(stmt)
+        inside = _loads(node.body)
+        self.generic_visit(node)
+        if node.orelse or stores.escapes or stores.scoped or not self.scope_loads:
+            return node
+        names = stores.names
+        self.counter += 1
+        cond = self._branch_fn(f"__tile_cond_{self.counter}", names, [], node)
+        cond.body = [ast.copy_location(ast.Return(value=node.test), node.test)]
+        body = self._branch_fn(f"__tile_body_{self.counter}", names, node.body, node)
+        args = [ast.Name(id=cond.name, ctx=ast.Load()), ast.Name(id=body.name, ctx=ast.Load()),
+                self._grab(names, node), _const_tuple(names),
+                _const_tuple(self._live(names, inside))]
+        brk = getattr(node, "tile_break_flag", None)
+        if brk is not None:
+            args.append(ast.Constant(value=names.index(brk)))
+        call = ast.Call(func=_rt("while_", node), args=args, keywords=[])
+        return [cond, body, self._bind(names, call, node)]
+
+    def visit_If(self, node):
+        stores = _Stores()
+        for stmt in node.body + node.orelse:
+            stores.visit(stmt)
+        inside = _loads(node.body + node.orelse)
+        first_store = [_first_stores(node.body), _first_stores(node.orelse)]
+        self.generic_visit(node)
+        if stores.escapes or stores.scoped or not self.scope_loads:
+            return node
+        names = stores.names
+        self.counter += 1
+        then_fn = self._branch_fn(f"__tile_then_{self.counter}", names, node.body, node)
+        out = [then_fn]
+        else_ref = ast.Constant(value=None)
+        if node.orelse:
+            else_fn = self._branch_fn(f"__tile_else_{self.counter}", names, node.orelse,
+                                      node)
+            out.append(else_fn)
+            else_ref = ast.Name(id=else_fn.name, ctx=ast.Load())
+        lines = tuple((first_store[0].get(n, 0), first_store[1].get(n, 0)) for n in names)
+        lines_node = ast.Tuple(elts=[_const_tuple(p) for p in lines], ctx=ast.Load())
+        call = ast.Call(func=_rt("if_", node),
+                        args=[node.test, ast.Name(id=then_fn.name, ctx=ast.Load()), else_ref,
+                              self._grab(names, node), _const_tuple(names),
+                              _const_tuple(self._live(names, inside)), lines_node],
+                        keywords=[])
+        out.append(self._bind(names, call, node))
         return out
+
+    @staticmethod
+    def _thunk(expr):
+        lam = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                            kw_defaults=[], defaults=[]), body=expr)
+        return _locate(ast.copy_location(lam, expr), expr)
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        call = ast.Call(func=_rt("ifexp", node),
+                        args=[node.test, self._thunk(node.body), self._thunk(node.orelse)],
+                        keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        fn = "and_" if isinstance(node.op, ast.And) else "or_"
+        first, *rest = node.values
+        call = ast.Call(func=_rt(fn, node), args=[first] + [self._thunk(v) for v in rest],
+                        keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        call = ast.Call(func=_rt("not_", node), args=[node.operand], keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_Compare(self, node):
+        # `a < b < c` is `a < b and b < c` (b evaluated once: only simple ones)
+        self.generic_visit(node)
+        middle = node.comparators[:-1]
+        if len(node.ops) < 2 or not all(isinstance(m, (ast.Name, ast.Constant))
+                                        for m in middle):
+            return node
+        lefts = [node.left] + node.comparators[:-1]
+        parts = [ast.copy_location(ast.Compare(left=lft, ops=[op], comparators=[right]), node)
+                 for lft, op, right in zip(lefts, node.ops, node.comparators)]
+        call = ast.Call(func=_rt("and_", node),
+                        args=[parts[0]] + [self._thunk(p) for p in parts[1:]], keywords=[])
+        return ast.copy_location(call, node)
+
+
+def _first_stores(stmts):
+    """{name: line of its first assignment} in `stmts`."""
+    stores = {}
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                stores.setdefault(sub.id, sub.lineno)
+    return stores
+
+
+class _Unsupported(ast.NodeTransformer):
+    """`try` and `with` statements become an error raised at their line when
+    traced (cuTile does not compile them either)."""
+
+    _HINTS = {"try": "check conditions with if / tile.where instead of catching errors",
+              "with": "call the functions directly"}
+
+    def _replace(self, node, what):
+        call = ast.Call(func=_rt("unsupported", node),
+                        args=[ast.Constant(value=what), ast.Constant(value=self._HINTS[what])],
+                        keywords=[])
+        stmt = ast.Expr(value=call)
+        ast.copy_location(stmt, node)
+        return _locate(stmt, node)
+
+    def visit_Try(self, node):
+        return self._replace(node, "try")
+
+    visit_TryStar = visit_Try
+
+    def visit_With(self, node):
+        return self._replace(node, "with")
+
+    visit_AsyncWith = visit_With
 
 
 class _KernelReturns(ast.NodeTransformer):
@@ -345,10 +508,11 @@ def _make_factory(f, strip_decorators):
         a.annotation = None
     fdef.args.defaults = []  # restored from the live function object
     fdef.args.kw_defaults = [None] * len(fdef.args.kwonlyargs)
-    fdef = _Rewriter().visit(fdef)
+    fdef = _Unsupported().visit(fdef)
     if strip_decorators:  # a kernel
         returns = _KernelReturns()
         fdef.body = [returns.visit(stmt) for stmt in fdef.body]
+    fdef = _Rewriter().visit(lower_escapes(fdef))
     freevars = list(code.co_freevars)
     factory = ast.parse("def __tile_factory(): pass").body[0]
     factory.args.args = [ast.arg(arg=RT)] + [ast.arg(arg=v) for v in freevars]

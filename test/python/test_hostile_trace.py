@@ -83,7 +83,7 @@ def scaled(x, out, n):
 @tile.kernel
 def bad(x, out, n):
     t = tile.load(x, index=(0,), shape=(16,))
-    if n > 3:  # @if
+    if t > 3.0:  # @if
         t = t + 1.0
     tile.store(out, index=(0,), tile=t)
 """

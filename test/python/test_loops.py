@@ -226,14 +226,21 @@ def test_carried_shape_change_is_an_error():
     assert "acc" in str(e.value) or "shape" in str(e.value)
 
 
-def test_break_in_device_loop_is_a_clear_error():
+def test_unconditional_break_leaves_a_device_loop_after_one_trip():
+    # (spec v2: break works in device loops; it used to be an error)
     @tile.kernel
     def k(x, out, n):
+        acc = tile.zeros((16,), tile.float32)
         for i in tile.range(n):
+            acc = acc + tile.load(x, index=(i,), shape=(16,))
             break
+        tile.store(out, index=(0,), tile=acc)
 
-    with pytest.raises(tile.TileTypeError, match="break"):
-        k.compile(F32, F32, 3)
+    x = np.random.rand(64).astype(np.float32)
+    for n in (0, 3):
+        out = np.full(16, np.nan, np.float32)
+        k[(1,)](x, out, n)
+        np.testing.assert_allclose(out, x[:16] if n else np.zeros(16), rtol=1e-6)
 
 
 def test_loop_carried_dtype_widens_to_the_body_result():

@@ -1,0 +1,310 @@
+"""Runtime `if`/`elif`/`else`, conditional expressions and `and`/`or`/`not`
+(what the rewritten source calls: `__tile_rt.if_`, `ifexp`, `and_`, `or_`,
+`not_`; see rewrite.py).
+
+On a Python (trace-time) condition these are plain Python. On a runtime
+scalar both branches are traced into the regions of one `scf.if`, and every
+name a branch rebinds that is used afterwards becomes a result: its two
+values must have one dtype and shape (Python numbers take the other side's
+type; two different Python numbers become a runtime scalar).
+"""
+
+import math
+
+from . import dtypes as D
+from . import ir
+from .errors import TileTypeError, user_location
+from .language import Scalar, Tile, Value, materialize
+from .rewrite import UNDEF
+
+_SAME, _DROP = "same", "drop"
+
+
+def _describe(x):
+    if isinstance(x, Tile):
+        return f"a {x.dtype.name} tile of shape {x.shape}"
+    if isinstance(x, Scalar):
+        return f"a {x.dtype.name} scalar"
+    return repr(x)
+
+
+def truth(c, what):
+    """The i1 Scalar of a runtime condition (Python's truth of a number:
+    nonzero, NaN included). A one-element tile counts; a larger one does not."""
+    if isinstance(c, Tile):
+        if math.prod(c.shape) != 1:
+            raise TileTypeError(
+                f"a tile of shape {c.shape} cannot be {what}: only a scalar (or a "
+                "one-element tile) has one truth value",
+                "choose elementwise with tile.where(cond, a, b), or reduce the tile "
+                "to one value first (e.g. tile.max(mask) > 0 or tile.sum(x) > 0)")
+        t = c.reshape(()) if c.shape else c
+        c = Scalar(ir.builder().emit(f"tensor.extract {t.name}[] : {t.type}"), c.dtype)
+    if c.dtype is D.bool_:
+        return c
+    return c != 0
+
+
+def _flatten(x, leaves):
+    if type(x) in (tuple, list):
+        return (type(x), [_flatten(e, leaves) for e in x])
+    leaves.append(x)
+    return None
+
+
+def _unflatten(tree, it):
+    if tree is None:
+        return next(it)
+    typ, kids = tree
+    return typ(_unflatten(k, it) for k in kids)
+
+
+def _is_number(x):
+    return isinstance(x, (bool, int, float))
+
+
+def _number_dtype(x):
+    return D.default_of_kind(D.python_kind(x))
+
+
+class _Paths:
+    """Reports a disagreement between the two paths of one `if`."""
+
+    def __init__(self, name, lines, loc):
+        self.name, self.lines, self.loc = name, lines, loc
+
+    def where(self):
+        then_line, else_line = self.lines
+        parts = []
+        if then_line:
+            parts.append(f"line {then_line} (the if branch)")
+        if else_line:
+            parts.append(f"line {else_line} (the else branch)")
+        if not parts:
+            return ""
+        return " assigned at " + " and ".join(parts) + f"; the if is at line {self.loc[1]}"
+
+    def fail(self, what, hint):
+        raise TileTypeError(f"'{self.name}' {what}{self.where()}", hint, location=self.loc)
+
+
+def _leaf_type(a, e, paths):
+    """The (shape or None, dtype) a leaf is carried as out of the `if`, given
+    its value `a` on the if path and `e` on the else path."""
+    if isinstance(a, Value) and isinstance(e, Value):
+        if isinstance(a, Tile) != isinstance(e, Tile) or a.shape != e.shape \
+                or a.dtype is not e.dtype:
+            paths.fail(f"is {_describe(a)} on one path of this runtime if and "
+                       f"{_describe(e)} on the other",
+                       "give it one dtype and shape on every path (e.g. .astype(...) "
+                       "or tile.broadcast_to(...))")
+        return (a.shape if isinstance(a, Tile) else None, a.dtype)
+    if isinstance(a, Value) or isinstance(e, Value):
+        v, n = (a, e) if isinstance(a, Value) else (e, a)
+        if not _is_number(n):
+            paths.fail(f"is {_describe(v)} on one path of this runtime if and "
+                       f"{_describe(n)} on the other", "give it a value of one type on "
+                       "every path")
+        return (v.shape if isinstance(v, Tile) else None, v.dtype)
+    if _is_number(a) and _is_number(e):
+        return (None, D.promote(_number_dtype(a), _number_dtype(e)))
+    paths.fail(f"holds different Python values on the two paths of this runtime if "
+               f"({a!r} and {e!r})", "only tiles, scalars and numbers can differ "
+               "between the paths of a runtime if")
+
+
+def _decide(name, init, out_then, out_else, live, paths):
+    """SAME, DROP, or (tree, [leaf spec]) with a leaf spec of SAME (equal on
+    both paths: the if path's value) or a carried (shape, dtype)."""
+    if out_then is init and out_else is init:
+        return _SAME
+    if out_then is UNDEF or out_else is UNDEF:
+        if not live:
+            return _DROP
+        missing = "else" if out_else is UNDEF else "if"
+        paths.fail(f"is assigned on only one path of this runtime if (not on the "
+                   f"{missing} path) and used after it",
+                   "assign it before the if, or on every path")
+    leaves_t, leaves_e = [], []
+    tree_t = _flatten(out_then, leaves_t)
+    tree_e = _flatten(out_else, leaves_e)
+    if tree_t != tree_e:
+        if not live:
+            return _DROP
+        paths.fail("has a different structure (tuple/list nesting) on the two paths "
+                   "of this runtime if", "keep tuples of tiles the same length on every path")
+    specs = []
+    for a, e in zip(leaves_t, leaves_e):
+        if a is e or (not isinstance(a, Value) and not isinstance(e, Value)
+                      and type(a) is type(e) and _same_python(a, e)):
+            specs.append(_SAME)
+            continue
+        if not live and not (isinstance(a, Value) or isinstance(e, Value)
+                             or (_is_number(a) and _is_number(e))):
+            return _DROP
+        specs.append(_leaf_type(a, e, paths))
+    return (tree_t, specs)
+
+
+def _same_python(a, e):
+    try:
+        same = a == e
+        return same is True or (type(same) is bool and same)
+    except Exception:
+        return False
+
+
+def if_(cond, then_fn, else_fn, init, names, live, lines):
+    """Every rewritten `if` statement."""
+    if not isinstance(cond, Value):
+        if cond:
+            return then_fn(*init)
+        return else_fn(*init) if else_fn is not None else tuple(init)
+    return _runtime_if(cond, then_fn, else_fn, init, names, live, lines)
+
+
+def _trace_branch(b, fn, init):
+    block = b.push()
+    try:
+        outs = fn(*init) if fn is not None else tuple(init)
+    finally:
+        b.pop()
+    return block, outs
+
+
+def _runtime_if(cond, then_fn, else_fn, init, names, live, lines):
+    from .loops import _check_no_escape, _restore, _watched_containers
+
+    b = ir.builder("a runtime if")
+    loc = user_location()
+    c = truth(cond, "an if condition")
+    watched = []
+    for fn in (then_fn, else_fn):
+        if fn is not None:
+            watched += _watched_containers(fn, names, init)
+    start = b.counter
+    then_block, outs_t = _trace_branch(b, then_fn, init)
+    else_block, outs_e = _trace_branch(b, else_fn, init)
+    _check_no_escape(watched, start, loc, "runtime if")
+    specs = [_decide(n, i, t, e, lv, _Paths(n, ln, loc))
+             for n, i, t, e, lv, ln in zip(names, init, outs_t, outs_e, live, lines)]
+
+    carried = []  # (shape, dtype) per result
+    for spec in specs:
+        if isinstance(spec, tuple):
+            carried += [ls for ls in spec[1] if isinstance(ls, tuple)]
+    branch_lines = []
+    for block, outs in ((then_block, outs_t), (else_block, outs_e)):
+        b.resume(block)
+        try:
+            values = []
+            for out, spec in zip(outs, specs):
+                if not isinstance(spec, tuple):
+                    continue
+                leaves = []
+                _flatten(out, leaves)
+                for leaf, ls in zip(leaves, spec[1]):
+                    if isinstance(ls, tuple):
+                        values.append(materialize(leaf, ls[1], ls[0]))
+            if values:
+                b.emit(f"scf.yield {', '.join(v.name for v in values)} : "
+                       f"{', '.join(v.type for v in values)}", nres=0, loc=loc)
+        finally:
+            branch_lines.append(b.pop())
+    types = [_carried_type(s) for s in carried]
+    head = f"scf.if {c.name}"
+    if types:
+        head += f" -> ({', '.join(types)})"
+    body = branch_lines[0] + ["} else {"] + branch_lines[1]
+    res = b.emit_region_op(head, body, nres=len(carried), loc=loc)
+    if len(carried) == 1:
+        res = [res]
+    results = iter(_value(r, s) for r, s in zip(res or [], carried))
+
+    final = []
+    for k, spec in enumerate(specs):
+        if spec == _SAME:
+            final.append(init[k])
+        elif spec == _DROP:
+            final.append(UNDEF)
+        else:
+            tree, leaf_specs = spec
+            leaves = []
+            _flatten(outs_t[k], leaves)
+            vals = [next(results) if isinstance(ls, tuple) else leaf
+                    for leaf, ls in zip(leaves, leaf_specs)]
+            final.append(_unflatten(tree, iter(vals)))
+    return tuple(final)
+
+
+def _carried_type(spec):
+    shape, dtype = spec
+    return dtype.mlir if shape is None else ir.tensor_type(shape, dtype.mlir)
+
+
+def _value(name, spec):
+    shape, dtype = spec
+    return Scalar(name, dtype) if shape is None else Tile(name, shape, dtype)
+
+
+_VALUE = ("value of the conditional expression",)
+
+
+def ifexp(cond, then_thunk, else_thunk):
+    """`a if cond else b`: only the chosen side is evaluated on a trace-time
+    condition; on a runtime one both are traced into an scf.if."""
+    if not isinstance(cond, Value):
+        return then_thunk() if cond else else_thunk()
+    (value,) = _runtime_if(cond, lambda _: (then_thunk(),), lambda _: (else_thunk(),),
+                           (UNDEF,), _VALUE, (True,), ((0, 0),))
+    return value
+
+
+def _logical(op, a, b):
+    """`a and b` / `a or b` with a runtime side: an i1 scalar (both sides are
+    evaluated; a Python side folds)."""
+    if not isinstance(b, Value):
+        if op == "and":
+            return truth(a, "an operand of `and`") if b else False
+        return True if b else truth(a, "an operand of `or`")
+    x, y = truth(a, f"an operand of `{op}`"), truth(b, f"an operand of `{op}`")
+    mlir = "arith.andi" if op == "and" else "arith.ori"
+    return Scalar(ir.builder().emit(f"{mlir} {x.name}, {y.name} : i1"), D.bool_)
+
+
+def and_(first, *thunks):
+    """`a and b and ...` (each later operand a thunk): Python semantics on
+    Python values."""
+    v = first
+    for i, t in enumerate(thunks):
+        if isinstance(v, Value):
+            return _logical("and", v, and_(t(), *thunks[i + 1:]))
+        if not v:
+            return v
+        v = t()
+    return v
+
+
+def or_(first, *thunks):
+    v = first
+    for i, t in enumerate(thunks):
+        if isinstance(v, Value):
+            return _logical("or", v, or_(t(), *thunks[i + 1:]))
+        if v:
+            return v
+        v = t()
+    return v
+
+
+def not_(x):
+    if not isinstance(x, Value):
+        return not x
+    t = truth(x, "the operand of `not`")
+    b = ir.builder()
+    true = b.constant("true", "i1")
+    return Scalar(b.emit(f"arith.xori {t.name}, {true} : i1"), D.bool_)
+
+
+def unsupported(what, hint):
+    """Statements no kernel can compile (`try`, `with`), at their line."""
+    raise TileTypeError(f"`{what}` cannot be used in a kernel or a helper it calls", hint)
