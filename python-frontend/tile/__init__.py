@@ -23,7 +23,7 @@ from .errors import (TileCompileError, TileError, TileLaunchError, TileShapeErro
 from .kernel import CompiledKernel, Kernel, kernel, launch
 from .language import (Array, Constant, Scalar, Tile, broadcast_to, constexpr,
                        expand_dims, permute, reshape)
-from .loops import range
+from .loops import range, static_iter
 from .memory import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min,
                      atomic_or, atomic_xchg, atomic_xor, gather, load, scatter, store)
 from .ops import (abs, arange, astype, bid, cdiv, ceil, cos, device_assert, device_print,
@@ -36,7 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     # kernels
-    "kernel", "launch", "Kernel", "CompiledKernel", "Constant", "constexpr", "range",
+    "kernel", "launch", "Kernel", "CompiledKernel", "Constant", "constexpr", "range", "static_iter",
     "cdiv", "default_backend",
     # values and dtypes
     "Tile", "Scalar", "Array", "DType", "bool_", "int8", "int16", "int32", "int64",
