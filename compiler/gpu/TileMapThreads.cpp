@@ -2,8 +2,10 @@
 //
 // Two phases. (A) Decide a layout for every tensor value that is not cheap
 // to recompute: anchors (loads, mma, reductions) pick theirs, elementwise ops
-// and shape ops inherit from their operands, loop-carried values take their
-// yields' layouts (iterated to a fixpoint). (B) Rewrite the types; operands
+// and shape ops inherit from their operands, values flowing along control
+// flow (scf.for/while iter args, scf.if/while results) take the layouts of
+// the values flowing in (loops iterated to a fixpoint). (B) Rewrite the
+// types; operands
 // whose layout differs from what their user needs get a tile.convert_layout,
 // except cheap values (constants, splats, iota and elementwise chains of
 // them), which are recomputed in the needed layout instead.
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 
 #include <map>
 
@@ -78,6 +81,9 @@ private:
   DenseMap<std::pair<Value, Attribute>, Value> clones;
   std::map<SmallVector<int64_t>, int> reducedAxis;
   DenseSet<Operation *> chained;
+  /// Per operand forwarded along a control-flow edge (yield, condition,
+  /// loop init), one successor input it becomes (all have its type).
+  DenseMap<OpOperand *, Value> successorInput;
 
   bool isRemat(Value v);
   Attribute get(Value v) { return layouts.lookup(v); }
@@ -109,7 +115,7 @@ private:
   }
 
   void visit(Operation *op);
-  void visitFor(scf::ForOp forOp);
+  void visitRegionBranch(RegionBranchOpInterface op);
   Attribute expandLayout(Attribute src, RankedTensorType srcType,
                          unsigned axis);
   Attribute permuteLayout(Attribute src, ArrayRef<int64_t> perm);
@@ -203,8 +209,8 @@ Attribute LayoutAssigner::permuteLayout(Attribute src, ArrayRef<int64_t> perm) {
 }
 
 void LayoutAssigner::visit(Operation *op) {
-  if (auto forOp = dyn_cast<scf::ForOp>(op))
-    return visitFor(forOp);
+  if (auto branch = dyn_cast<RegionBranchOpInterface>(op))
+    return visitRegionBranch(branch);
   if (op->getNumResults() == 0 || llvm::none_of(op->getResults(), [](Value r) {
         return getTensorType(r) != nullptr;
       }))
@@ -284,42 +290,72 @@ void LayoutAssigner::visit(Operation *op) {
       set(r, defaultLayout(t));
 }
 
-void LayoutAssigner::visitFor(scf::ForOp forOp) {
-  unsigned n = forOp.getNumRegionIterArgs();
-  SmallVector<Attribute> argLayouts;
-  for (Value init : forOp.getInitArgs())
-    argLayouts.push_back(get(init));
-  auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
-  for (int iter = 0; iter < 4; ++iter) {
-    for (unsigned i = 0; i < n; ++i) {
-      layouts.erase(forOp.getRegionIterArg(i));
-      set(forOp.getRegionIterArg(i), argLayouts[i]);
+/// scf.for, scf.while, scf.if (any region branch op). Each successor input
+/// (a region argument or a result) takes the layout of the values flowing
+/// into it: a terminator's (the loop-carried value, a branch's yield) over
+/// the op's own operand (a loop's init: converted once, in front of the
+/// loop); of several terminators, the layout it already has if one of them
+/// agrees, else the first decided. Loops iterate to a fixpoint, as their
+/// bodies' layouts follow their arguments'.
+void LayoutAssigner::visitRegionBranch(RegionBranchOpInterface op) {
+  RegionBranchInverseSuccessorMapping preds;
+  op.getSuccessorInputOperandMapping(preds);
+  SmallVector<Value> inputs;
+  for (Region &region : op->getRegions())
+    if (!region.empty())
+      for (BlockArgument arg : region.front().getArguments())
+        if (getTensorType(arg))
+          inputs.push_back(arg);
+  for (Value r : op->getResults())
+    if (getTensorType(r))
+      inputs.push_back(r);
+  DenseMap<Value, Attribute> cur;
+  for (Value v : inputs)
+    for (OpOperand *from : preds.lookup(v))
+      if (from->getOwner() == op.getOperation() && !cur.lookup(v))
+        cur[v] = get(from->get());
+  auto fromTerminators = [&](Value v) -> Attribute {
+    Attribute first;
+    for (OpOperand *from : preds.lookup(v)) {
+      Attribute l = from->getOwner() == op.getOperation() ? Attribute()
+                                                          : get(from->get());
+      if (l && l == cur.lookup(v))
+        return l;
+      if (!first)
+        first = l;
     }
-    decide(forOp.getRegion());
+    return first;
+  };
+  bool loop = op.hasLoop();
+  for (int iter = 0; iter < (loop ? 4 : 1); ++iter) {
+    for (Value v : inputs)
+      if (isa<BlockArgument>(v)) {
+        layouts.erase(v);
+        set(v, cur.lookup(v));
+      }
+    for (Region &region : op->getRegions())
+      decide(region);
     bool changed = false;
-    for (unsigned i = 0; i < n; ++i) {
-      Value y = yield.getOperand(i);
-      if (!getTensorType(y))
-        continue;
-      Attribute l = get(y);
-      if (!l && !argLayouts[i] && iter > 0)
-        l = defaultLayout(getTensorType(y));
-      if (l && l != argLayouts[i]) {
-        argLayouts[i] = l;
+    for (Value v : inputs) {
+      Attribute l = fromTerminators(v);
+      // Nothing decided it (a loop of constants): any layout, once.
+      if (!l && !cur.lookup(v) && loop && iter > 0)
+        l = defaultLayout(getTensorType(v));
+      if (l && l != cur.lookup(v)) {
+        cur[v] = l;
         changed = true;
       }
     }
     if (!changed && iter > 0)
       break;
   }
-  for (unsigned i = 0; i < n; ++i) {
-    if (!getTensorType(forOp.getResult(i)))
-      continue;
-    Attribute l = argLayouts[i]
-                      ? argLayouts[i]
-                      : defaultLayout(getTensorType(forOp.getResult(i)));
-    set(forOp.getResult(i), l);
-    set(forOp.getRegionIterArg(i), l);
+  // Region arguments always get one; an scf.if result that no branch
+  // decides (constants) is left to its users' default, as a constant is.
+  for (Value v : inputs) {
+    Attribute l = cur.lookup(v);
+    if (!l && (loop || isa<BlockArgument>(v)))
+      l = defaultLayout(getTensorType(v));
+    set(v, l);
   }
 }
 
@@ -355,12 +391,9 @@ Attribute LayoutAssigner::requiredOperandLayout(Operation *op, unsigned idx) {
   }
   if (auto store = dyn_cast<StoreOp>(op))
     return decidedOrDefault(operand);
-  if (auto yield = dyn_cast<scf::YieldOp>(op))
-    return getTensorType(op->getParentOp()->getResult(idx)).getEncoding();
-  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-    unsigned iterIdx = idx - forOp.getNumControlOperands();
-    return getTensorType(forOp.getResult(iterIdx)).getEncoding();
-  }
+  // Along a control-flow edge: the type of what it becomes.
+  if (Value input = successorInput.lookup(&op->getOpOperand(idx)))
+    return getTensorType(input).getEncoding();
   return decidedOrDefault(operand);
 }
 
@@ -406,6 +439,13 @@ Value LayoutAssigner::getInLayout(Value v, Attribute layout, Operation *user) {
 }
 
 void LayoutAssigner::materialize(func::FuncOp func) {
+  func.walk([&](RegionBranchOpInterface op) {
+    RegionBranchSuccessorMapping mapping;
+    op.getSuccessorOperandInputMapping(mapping);
+    for (auto &[operand, inputs] : mapping)
+      if (!inputs.empty())
+        successorInput[operand] = inputs.front();
+  });
   // Types first, so that required layouts can be read off the results.
   func.walk([&](Operation *op) {
     for (Value r : op->getResults())

@@ -137,8 +137,10 @@ void prefetchMmaLoads(Operation *root, MmaPipelining mode);
 /// of 64 bytes, chunk c ^ ((r / 2) % 4) (A with K = 32 f16).
 constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
 /// On a tile.mma: [stages, slot bytes, A's offset in the slot (-1: not in
-/// the ring), B's offset, B K-major (optional; K^T in attention)]: operands
-/// are read from the ring, not staged.
+/// the ring), B's offset, B K-major (optional; K^T in attention), wgmma
+/// result awaited (optional: 1 when something other than the next
+/// iteration's wgmma reads it)]: operands are read from the ring, not
+/// staged.
 constexpr llvm::StringLiteral kAsyncMmaAttr = "tile.async_mma";
 
 /// Shared-memory layout of mma operands: A [m][k + pad], B [k][n + pad]

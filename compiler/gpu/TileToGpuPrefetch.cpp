@@ -177,6 +177,22 @@ void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync,
   gpu::BarrierOp::create(b, loc);
 }
 
+/// Whether the accumulator of `mma` (in `forOp`'s body) is read by nothing
+/// but the mma of the next iteration and the loop's results: a wgmma may
+/// then stay in flight across the back edge, as its registers are
+/// undefined until waited for (an scf.if or a scaling of the accumulator in
+/// the body would read them).
+bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp) {
+  Value result = mma.getResult();
+  if (!result.hasOneUse())
+    return false;
+  OpOperand &use = *result.use_begin();
+  if (use.getOwner() != forOp.getBody()->getTerminator())
+    return false;
+  BlockArgument carried = forOp.getRegionIterArg(use.getOperandNumber());
+  return carried.hasOneUse() && mma.getAcc() == carried;
+}
+
 /// Rewrites a matmul-shaped loop to the cp.async ring; false if it is not.
 bool pipelineAsync(scf::ForOp forOp) {
   Block *body = forOp.getBody();
@@ -230,8 +246,9 @@ bool pipelineAsync(scf::ForOp forOp) {
         DenseI64ArrayAttr::get(
             ctx, {offset, stride, slotBytes, stages, ahead, slot, swizzle}));
   };
+  bool lag = warpgroup && onlyFeedsNextIteration(mma, forOp);
   Value a, bv; // the copies of the last call: the body's
-  emitRing(forOp, stages, RingSync{warpgroup, warpgroup},
+  emitRing(forOp, stages, RingSync{warpgroup, lag},
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
              a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
              bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
@@ -242,8 +259,10 @@ bool pipelineAsync(scf::ForOp forOp) {
   // The mma reads the ring; its operands only keep the IR typed.
   mma.getAMutable().assign(a);
   mma.getBMutable().assign(bv);
-  mma->setAttr(kAsyncMmaAttr,
-               DenseI64ArrayAttr::get(ctx, {stages, slotBytes, 0, l.aBytes}));
+  SmallVector<int64_t> ring = {stages, slotBytes, 0, l.aBytes};
+  if (warpgroup && !lag)
+    ring.append({0, 1});
+  mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(ctx, ring));
   aLoad.erase();
   bLoad.erase();
   return true;

@@ -10,7 +10,10 @@
 //
 // so one iteration's wgmmas run while the next iteration waits for its
 // copies; the ring refills the slot two iterations back, and the wgmma
-// still in flight after the loop is waited for there (emitRing).
+// still in flight after the loop is waited for there (emitRing). When the
+// body reads the accumulator (an scf.if on it, a scaling), the wait is
+// wait_group 0 through the registers instead, and the ring keeps one more
+// iteration ahead (no lag).
 //
 // Attention-shaped loops (A in registers: Q's fragments hoisted in front of
 // the loop, or P from the chained mma; B = K^T or V from the ring) use
@@ -167,6 +170,7 @@ struct WarpgroupMma {
   Type inType;
   int64_t stages, slotBytes, aOffset, bOffset;
   bool bKMajor;
+  bool awaited; // the result is waited for before it is read
 
   static FailureOr<WarpgroupMma> get(MmaOp op, ArrayRef<int64_t> ring,
                                      GpuLoweringState &state) {
@@ -189,7 +193,8 @@ struct WarpgroupMma {
                         ring[1],
                         ring[2],
                         ring[3],
-                        ring.size() > 4 && ring[4] != 0};
+                        ring.size() > 4 && ring[4] != 0,
+                        ring.size() > 5 && ring[5] != 0};
   }
   /// K (A) or N (B) elements per 128-byte panel row.
   int64_t panelWidth() const { return 128 / elemBytes; }
@@ -337,12 +342,25 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 1);
+  if (!w->awaited)
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 1);
 
   for (auto [block, s] : llvm::zip(index, blockAcc))
     for (auto [pos, reg] : llvm::enumerate(block))
       regs[reg] = LLVM::ExtractValueOp::create(rewriter, loc, s,
                                                ArrayRef<int64_t>{int64_t(pos)});
+  // Read in this iteration: the registers only after the wait, through it.
+  if (w->awaited) {
+    SmallVector<Value> all;
+    for (ArrayRef<int64_t> block : index)
+      for (int64_t reg : block)
+        all.push_back(regs[reg]);
+    SmallVector<Value> done = waitCarrying(rewriter, loc, all, 0);
+    int64_t next = 0;
+    for (ArrayRef<int64_t> block : index)
+      for (int64_t reg : block)
+        regs[reg] = done[next++];
+  }
   rewriter.replaceOp(
       op, packVector(rewriter, loc, converter.convertType(w->accType), regs));
   return success();
