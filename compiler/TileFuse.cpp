@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -17,6 +18,20 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
+/// Whether `user` (nested somewhere below `def`'s block) runs at most once
+/// per run of `def`: only branches lie between them. Folding `def` into a
+/// user inside a loop (scf.for, scf.while) would recompute it per iteration.
+bool runsAtMostOnce(Operation *def, Operation *user) {
+  Region *home = def->getParentRegion();
+  for (Region *r = user->getParentRegion(); r != home;) {
+    Operation *op = r ? r->getParentOp() : nullptr;
+    if (!op || !isa<scf::IfOp, scf::IndexSwitchOp>(op))
+      return false;
+    r = op->getParentRegion();
+  }
+  return true;
+}
+
 /// addf(mulf(a, b), c) -> fma(a, b, c) when the product has no other use, so
 /// that the multiply is not computed twice.
 struct ContractMulAdd : OpRewritePattern<arith::AddFOp> {
@@ -25,7 +40,7 @@ struct ContractMulAdd : OpRewritePattern<arith::AddFOp> {
                                 PatternRewriter &rewriter) const override {
     for (int side = 0; side < 2; ++side) {
       auto mul = add->getOperand(side).getDefiningOp<arith::MulFOp>();
-      if (!mul || !mul->hasOneUse())
+      if (!mul || !mul->hasOneUse() || !runsAtMostOnce(mul, add))
         continue;
       Value other = add->getOperand(1 - side);
       rewriter.replaceOpWithNewOp<math::FmaOp>(add, mul.getLhs(), mul.getRhs(),
@@ -85,7 +100,8 @@ struct FuseMmaEpilogue : RewritePattern {
       return rewriter.notifyMatchFailure(op, "not an addition");
     for (int side = 0; side < 2; ++side) {
       auto mma = op->getOperand(side).getDefiningOp<MmaOp>();
-      if (!mma || !mma->hasOneUse() || !isZeroTile(mma.getAcc()))
+      if (!mma || !mma->hasOneUse() || !isZeroTile(mma.getAcc()) ||
+          !runsAtMostOnce(mma, op))
         continue;
       rewriter.replaceOpWithNewOp<MmaOp>(
           op, mma.getA(), mma.getB(), op->getOperand(1 - side),
