@@ -97,6 +97,17 @@ static MmaOp producingMma(Value v, int depth) {
   Operation *def = v.getDefiningOp();
   if (!def || depth > 16)
     return {};
+  // Through an scf.if (attention masking only some blocks): what either
+  // branch yields reaches the user.
+  if (auto ifOp = dyn_cast<scf::IfOp>(def)) {
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    for (Region &branch : ifOp->getRegions())
+      if (!branch.empty())
+        if (MmaOp mma = producingMma(
+                branch.front().getTerminator()->getOperand(i), depth + 1))
+          return mma;
+    return {};
+  }
   if (auto mma = dyn_cast<MmaOp>(def))
     return isTensorCore(mma) ? mma : MmaOp();
   if (!isElementwiseTileOp(def) && !isa<ConvertLayoutOp>(def))
