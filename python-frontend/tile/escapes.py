@@ -56,6 +56,12 @@ def _not_any(flags, src):
     return _located(ast.UnaryOp(op=ast.Not(), operand=test), src)
 
 
+def _guard_if(test, body, src):
+    """`if test: body` at src's line; the body keeps its own lines (its ops
+    and errors must point at the user's statements, not at the guard)."""
+    return ast.copy_location(ast.If(test=test, body=body, orelse=[]), src)
+
+
 def _sets(stmt, flags):
     """The flags of `flags` that `stmt` may assign."""
     found = set()
@@ -93,8 +99,7 @@ def _guard(stmts, flags):
             out.extend(s for s in stmts[i + 1:] if _is_flag_set(s, flags))
             break
         rest = _guard(stmts[i + 1:], flags)
-        out.append(_located(ast.If(test=_not_any(hit, stmt), body=rest, orelse=[]),
-                            stmts[i + 1]))
+        out.append(_guard_if(_not_any(hit, stmt), rest, stmts[i + 1]))
         break
     return out or [ast.Pass()]
 
@@ -200,9 +205,9 @@ class _Lowering:
             orelse, stmt.orelse = stmt.orelse, []
             out.append(stmt)
             if orelse:  # for/while-else: runs unless the loop was left by break
-                out.append(_located(ast.If(test=_not_any([brk], stmt) if breaks else
-                                           ast.Constant(value=True), body=orelse,
-                                           orelse=[]), stmt))
+                test = _not_any([brk], stmt) if breaks else \
+                    _located(ast.Constant(value=True), stmt)
+                out.append(_guard_if(test, orelse, stmt))
         return _guard(out, flags)
 
     def function(self, fdef):
