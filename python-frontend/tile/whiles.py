@@ -114,6 +114,8 @@ def range_with_break(rng, body, init, names, live, brk):
     """A device `for ... in tile.range/range` that contains `break`."""
     loc = user_location()
     lb, ub, st, trip = L.loop_bounds(rng, loc)
+    if trip is not None:  # loop_bounds gives the trip count's SSA name
+        trip = Scalar(trip, D.int32)
     first = Scalar(ir.builder().constant("0", "i32"), D.int32) if trip is not None else lb
 
     def cond(k, *vals):
