@@ -109,6 +109,7 @@ def run_norms(shapes):
 
 
 def run_matmul(sizes):
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for dt in (torch.float16, torch.bfloat16):
         for S in sizes:
             A = torch.randn(S, S, device="cuda", dtype=dt)
@@ -131,6 +132,11 @@ def run_matmul(sizes):
             cfg = K.matmul_config(S, S)
             attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
                 A, Bm, C, **cfg), relerr, flops=fl)
+            # The same tiles from one block per SM looping over them (a while loop).
+            C.fill_(float("nan"))
+            grid = min(sms, tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]))
+            attempt(p, "tile-persistent", lambda: K.matmul_persistent[(grid,)](A, Bm, C, **cfg),
+                    relerr, flops=fl)
 
 
 def run_attention(shapes):
@@ -152,6 +158,15 @@ def run_attention(shapes):
             attempt(p, "tile", lambda: K.attention[(L // BM, Bz * H)](
                 q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal),
                 lambda: close(o, ref, 2e-2), flops=f)
+            # Causal variants: one loop masking under a runtime `if`, and the kernel
+            # before the diagonal split (every block up to the diagonal masked).
+            variants = [("tile-diag-if", K.attention_diag_if),
+                        ("tile-masked-all", K.attention_masked_all)] if causal else []
+            for impl, kern in variants:
+                o.fill_(float("nan"))
+                attempt(p, impl, lambda kern=kern: kern[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal),
+                    lambda: close(o, ref, 2e-2), flops=f)
 
 
 def run_launch_overhead():
@@ -234,19 +249,20 @@ def table():
     lines = ["| problem | impl | ms | GB/s | TFLOP/s | us/call | tile vs torch | tile vs triton |",
              "|---|---|---|---|---|---|---|---|"]
     for prob, impls in by.items():
-        t = impls.get("tile", {})
         for name, r in impls.items():
             def fmt(k, d=3):
                 v = r.get(k)
                 return "" if v is None or v != v else f"{v:.{d}f}"
             ratio_t = ratio_tr = ""
-            if name == "tile" and "ms" in t and t["ms"] == t["ms"]:
+            # tile and its variants (tile-persistent, ...) get the ratios.
+            t = r if name.startswith("tile") else {}
+            if "ms" in t and t["ms"] == t["ms"]:
                 base = impls.get("torch") or impls.get("torch-sdpa")
                 if base and base.get("ms") == base.get("ms") and "ms" in base:
                     ratio_t = f"{base['ms'] / t['ms']:.2f}x"
                 if "triton" in impls and impls["triton"].get("ms") == impls["triton"].get("ms"):
                     ratio_tr = f"{impls['triton']['ms'] / t['ms']:.2f}x"
-            if name == "tile" and "us_per_call" in t:
+            if "us_per_call" in t:
                 if "torch" in impls and "us_per_call" in impls["torch"]:
                     ratio_t = f"{impls['torch']['us_per_call'] / t['us_per_call']:.2f}x"
                 if "triton" in impls and "us_per_call" in impls["triton"]:

@@ -57,18 +57,19 @@ def layernorm(x, w, b, y, eps, ROWS: tile.Constant[int], BLOCK: tile.Constant[in
     tile.store(y, index=(r, 0), tile=out.astype(y.dtype))
 
 
-@tile.kernel
-def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
-           BK: tile.Constant[int], GROUP: tile.Constant[int]):
-    # Grouped block order: GROUP row-blocks share their B columns in L2.
-    pid = tile.bid(0)
-    grid_m = tile.cdiv(a.shape[0], BM)
-    grid_n = tile.cdiv(b.shape[1], BN)
-    width = GROUP * grid_n
-    first_m = (pid // width) * GROUP
-    group_m = tile.minimum(grid_m - first_m, GROUP)
-    pm = first_m + (pid % width) % group_m
-    pn = (pid % width) // group_m
+def grouped_tile(tile_id, num_bid_m, num_bid_n, GROUP_SIZE_M):
+    """Grouped block order: GROUP_SIZE_M row-blocks go through their column
+    blocks together, so they share their B columns in L2. Returns the
+    (row-block, column-block) of output tile tile_id; the last group is short
+    when num_bid_m is not a multiple of GROUP_SIZE_M."""
+    tiles_per_group = GROUP_SIZE_M * num_bid_n
+    first_bid_m = (tile_id // tiles_per_group) * GROUP_SIZE_M
+    group_size_m = min(num_bid_m - first_bid_m, GROUP_SIZE_M)
+    in_group = tile_id % tiles_per_group
+    return first_bid_m + in_group % group_size_m, in_group // group_size_m
+
+
+def _matmul_tile(a, b, c, pm, pn, BM, BN, BK):
     acc = tile.zeros((BM, BN), tile.float32)
     for k in tile.range(tile.cdiv(a.shape[1], BK)):
         at = tile.load(a, index=(pm, k), shape=(BM, BK))
@@ -78,8 +79,114 @@ def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
 
 
 @tile.kernel
+def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+           BK: tile.Constant[int], GROUP: tile.Constant[int]):
+    # One output tile per block, blocks in grouped order.
+    pm, pn = grouped_tile(tile.bid(0), tile.cdiv(a.shape[0], BM), tile.cdiv(b.shape[1], BN),
+                          GROUP)
+    _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
+
+
+@tile.kernel
+def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                      BK: tile.Constant[int], GROUP: tile.Constant[int]):
+    # Persistent: launch one block per SM; each walks the output tiles
+    # tile_id, tile_id + grid, ... in grouped order.
+    num_bid_m = tile.cdiv(a.shape[0], BM)
+    num_bid_n = tile.cdiv(b.shape[1], BN)
+    num_tiles = num_bid_m * num_bid_n
+    tile_id = tile.bid(0)
+    while tile_id < num_tiles:
+        pm, pn = grouped_tile(tile_id, num_bid_m, num_bid_n, GROUP)
+        _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
+        tile_id += tile.num_blocks(0)
+
+
+def _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc, BN, D, MASK):
+    """One key block of the online softmax. MASK False (a Python bool): no
+    mask code at all; True: the causal mask; a runtime bool: the mask under
+    an `if`."""
+    kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+    vt = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+    s = tile.mma(qt, kt.T, tile.zeros((qt.shape[0], BN), tile.float32))
+    if MASK:
+        cols = j * BN + tile.arange(BN)
+        s = tile.where(rows[:, None] >= cols[None, :], s, -tile.inf)
+    m_new = tile.maximum(m_i, tile.max(s, axis=1) * qk_scale)
+    p = tile.exp2(s * qk_scale - m_new[:, None])
+    alpha = tile.exp2(m_i - m_new)
+    l_i = l_i * alpha + tile.sum(p, axis=1)
+    acc = tile.mma(p.astype(qt.dtype), vt, acc * alpha[:, None])
+    return m_new, l_i, acc
+
+
+@tile.kernel
 def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
               D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+    # q, k, v, o: (batch * heads, L, D), L a multiple of BM and BN. One block:
+    # BM query rows of one head. Causal: the key blocks wholly below the
+    # diagonal run unmasked; only the diagonal block(s) build the mask (as
+    # FlashAttention-2 and Triton's tutorial split their stages).
+    mb = tile.bid(0)
+    bh = tile.bid(1)
+    qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
+    # Softmax in base 2 with the scale folded in (as FlashAttention and
+    # Triton's tutorial do): exp(x * scale) = exp2(x * scale * log2(e)), so
+    # each score costs one fma and one ex2.
+    qk_scale = scale * 1.4426950408889634
+    m_i = tile.full((BM,), -tile.inf, tile.float32)
+    l_i = tile.zeros((BM,), tile.float32)
+    acc = tile.zeros((BM, D), tile.float32)
+    rows = mb * BM + tile.arange(BM)
+    n_full = k.shape[1] // BN
+    if CAUSAL:
+        n_full = (mb * BM) // BN  # last key (j+1)*BN - 1 < first row mb*BM
+    for j in tile.range(n_full):
+        m_i, l_i, acc = _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc,
+                                        BN, D, MASK=False)
+    if CAUSAL:
+        for j in tile.range(n_full, tile.cdiv((mb + 1) * BM, BN)):
+            m_i, l_i, acc = _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i,
+                                            acc, BN, D, MASK=True)
+    out = acc / l_i[:, None]
+    tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
+
+
+@tile.kernel
+def attention_diag_if(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+                      D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+    # `attention` in one loop: the mask is built under a runtime
+    # `if j >= n_full` (an scf.if), so the loads stay one pipeline across the
+    # diagonal; a bench row beside the two-loop form.
+    mb = tile.bid(0)
+    bh = tile.bid(1)
+    qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
+    qk_scale = scale * 1.4426950408889634
+    m_i = tile.full((BM,), -tile.inf, tile.float32)
+    l_i = tile.zeros((BM,), tile.float32)
+    acc = tile.zeros((BM, D), tile.float32)
+    rows = mb * BM + tile.arange(BM)
+    n_kv = k.shape[1] // BN
+    n_full = n_kv
+    if CAUSAL:
+        n_kv = tile.cdiv((mb + 1) * BM, BN)
+        n_full = (mb * BM) // BN
+    for j in tile.range(n_kv):
+        mask = False
+        if CAUSAL:
+            mask = j >= n_full  # a runtime bool: _attention_step's `if` is an scf.if
+        m_i, l_i, acc = _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc,
+                                        BN, D, MASK=mask)
+    out = acc / l_i[:, None]
+    tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
+
+
+@tile.kernel
+def attention_masked_all(q, k, v, o, scale, BM: tile.Constant[int],
+                         BN: tile.Constant[int], D: tile.Constant[int],
+                         CAUSAL: tile.Constant[bool]):
+    # The causal kernel before `attention` split its loop: every key block up
+    # to the diagonal builds the mask (kept as a bench row for comparison).
     # q, k, v, o: (batch * heads, L, D). One block: BM query rows of one head.
     mb = tile.bid(0)
     bh = tile.bid(1)

@@ -1,7 +1,13 @@
 """Flash attention forward: softmax(Q K^T * scale) V, one program per BM
 queries of one (batch*head), streaming keys/values in BN blocks with the
 online softmax (running max `m`, running sum `l`, accumulator `acc`, all
-carried by the tile.range loop). K is loaded transposed with order=(1, 0)."""
+carried by the tile.range loops). K is loaded transposed with order=(1, 0).
+
+The key blocks are split in two runtime ranges: blocks every query of the
+program sees whole (below the causal diagonal and inside `seq`) run an
+unmasked loop; only the blocks on the diagonal or past `seq` build a mask.
+Causal programs also stop at their diagonal instead of masking the blocks
+above it."""
 
 import math
 import sys
@@ -9,6 +15,29 @@ import sys
 import numpy as np
 
 from _common import Device, check, tile
+
+
+def online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+                        BN, D, MASK, CAUSAL):
+    """One key block of the online softmax; MASK and CAUSAL are Python bools
+    (decided while tracing), so the unmasked loop carries no mask code."""
+    Kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D), order=(0, 2, 1)),
+                      (D, BN))
+    V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32)) * scale
+    if MASK:
+        cols = j * BN + tile.arange(BN)
+        valid = cols[None, :] < seq
+        if CAUSAL:
+            valid = valid & (cols[None, :] <= rows[:, None])
+        s = tile.where(valid, s, -tile.inf)
+    m_new = tile.maximum(m, tile.max(s, axis=1))
+    alpha = tile.exp(m - m_new)
+    p = tile.exp(s - m_new[:, None])
+    l = l * alpha + tile.sum(p, axis=1)
+    acc = acc * alpha[:, None] + tile.mma(p.astype(V.dtype), V,
+                                          tile.zeros(acc.shape, tile.float32))
+    return m_new, l, acc
 
 
 @tile.kernel
@@ -20,23 +49,21 @@ def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constan
     m = tile.full((BM,), -tile.inf, tile.float32)
     l = tile.zeros((BM,), tile.float32)
     acc = tile.zeros((BM, D), tile.float32)
-    for j in tile.range(tile.cdiv(seq, BN)):
-        Kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D), order=(0, 2, 1)),
-                          (D, BN))
-        V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
-        s = tile.mma(Q, Kt, tile.zeros((BM, BN), tile.float32)) * scale
-        cols = j * BN + tile.arange(BN)
-        valid = cols[None, :] < seq
-        if CAUSAL:  # a Constant: decided while tracing
-            valid = valid & (cols[None, :] <= rows[:, None])
-        s = tile.where(valid, s, -tile.inf)
-        m_new = tile.maximum(m, tile.max(s, axis=1))
-        alpha = tile.exp(m - m_new)
-        p = tile.exp(s - m_new[:, None])
-        l = l * alpha + tile.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tile.mma(p.astype(V.dtype), V,
-                                              tile.zeros((BM, D), tile.float32))
-        m = m_new
+    n_full = seq // BN                 # blocks with no key past seq
+    n_blocks = tile.cdiv(seq, BN)      # blocks with a key
+    if CAUSAL:  # a Constant: decided while tracing
+        # Block j is whole for every row of this program when its last key
+        # j*BN + BN-1 precedes the first row qb*BM; none past the last row.
+        n_full = min(n_full, qb * BM // BN)
+        n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
+    for j in tile.range(n_full):
+        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+                                        BN, D, MASK=False, CAUSAL=CAUSAL)
+    # The first masked block starts at or before row qb*BM, so every row has
+    # a visible key by the end and m stays finite.
+    for j in tile.range(n_full, n_blocks):
+        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+                                        BN, D, MASK=True, CAUSAL=CAUSAL)
     o = acc / l[:, None]
     tile.store(out, index=(bh, qb, 0), tile=tile.reshape(o.astype(out.dtype), (1, BM, D)))
 
@@ -49,6 +76,16 @@ def reference(q, k, v, scale, causal):
     return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
 
 
+def run(dev, q, k, v, causal, bm, bn):
+    """attention(q, k, v) on the device, with the output poisoned first."""
+    batch_heads, seq, d = q.shape
+    out = dev.empty((batch_heads, seq, d), np.float32)
+    attention[(tile.cdiv(seq, bm), batch_heads)](
+        dev.put(q), dev.put(k), dev.put(v), out, seq, 1.0 / math.sqrt(d),
+        BM=bm, BN=bn, D=d, CAUSAL=causal)
+    return dev.get(out)
+
+
 def main(batch_heads=4, seq=200, d=64, bm=64, bn=64):
     dev = Device()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
@@ -57,14 +94,10 @@ def main(batch_heads=4, seq=200, d=64, bm=64, bn=64):
     scale = 1.0 / math.sqrt(d)
     status = 0
     for causal in (False, True):
-        out = dev.empty((batch_heads, seq, d), np.float32)
-        attention[(tile.cdiv(seq, bm), batch_heads)](
-            dev.put(q), dev.put(k), dev.put(v), out, seq, scale,
-            BM=bm, BN=bn, D=d, CAUSAL=causal)
+        got = run(dev, q, k, v, causal, bm, bn)
         want = reference(*(x.astype(np.float64) for x in (q, k, v)), scale, causal)
         tol = 2e-2 if dtype == np.float16 else 1e-4
-        status |= check(f"flash_attention(causal={causal})", dev.get(out), want,
-                        rtol=tol, atol=tol)
+        status |= check(f"flash_attention(causal={causal})", got, want, rtol=tol, atol=tol)
     return status
 
 

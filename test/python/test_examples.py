@@ -10,7 +10,8 @@ import pytest
 
 from tilehelp import ROOT
 
-EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py"]
+EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py",
+            "persistent_matmul.py"]
 
 
 @pytest.mark.numerics
@@ -18,6 +19,8 @@ EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_a
 def test_example(name, request):
     path = os.path.join(ROOT, "examples", name)
     if request.config.getoption("--tile-reference"):
+        if name == "persistent_matmul.py":
+            pytest.skip("refinterp has no scf.while")
         sys.path.insert(0, os.path.dirname(path))
         try:
             assert runpy.run_path(path, run_name="example")["main"]() == 0
@@ -52,4 +55,9 @@ def test_examples_trace():
         ir = mods["flash_attention.py"]["attention"].trace(h, h, h, f32(2, 64, 32), 64, 0.1,
                                                           BM=32, BN=32, D=32, CAUSAL=causal)
         verify(ir)
-        assert ir.count("scf.for") == 1
+        # An unmasked loop over the whole blocks, a masked one for the rest.
+        assert ir.count("scf.for") == 2
+    ir = mods["persistent_matmul.py"]["persistent_matmul"].trace(
+        f32(64, 64), f32(64, 64), f32(64, 64), BM=32, BN=32, BK=16, GROUP_SIZE_M=2)
+    verify(ir)
+    assert ir.count("scf.while") == 1 and ir.count("scf.for") == 1

@@ -1,0 +1,188 @@
+"""The rewritten example and benchmark kernels (issue 15) against NumPy
+float64, outputs poisoned: causal attention that masks only the diagonal
+blocks, and the persistent matmul (a `while` over output tiles in L2-grouped
+order). Odd sizes, grids and group sizes reach the edges of both."""
+
+import math
+import os
+import runpy
+import sys
+
+import numpy as np
+import pytest
+
+from tilehelp import ROOT, Device, assert_close, count, trace
+
+
+def _load(*parts):
+    path = os.path.join(ROOT, *parts)
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        return runpy.run_path(path, run_name="example")
+    finally:
+        sys.path.pop(0)
+
+
+FA = _load("examples", "flash_attention.py")
+PM = _load("examples", "persistent_matmul.py")
+BENCH = _load("bench", "kernels.py")
+
+
+def attention_ref(q, k, v, causal):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = np.einsum("bqd,bkd->bqk", q, k) / math.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
+
+
+def skip_while_on_reference(request):
+    if request.config.getoption("--tile-reference"):
+        pytest.skip("refinterp has no scf.while")
+
+
+def qkv(rng, bh, seq, d, dtype=np.float32):
+    return [rng.standard_normal((bh, seq, d)).astype(dtype) for _ in range(3)]
+
+
+# -- attention: IR shape --------------------------------------------------
+
+def _loops(ir):
+    """The text of each top-level scf.for, in order (braces counted)."""
+    bodies, cur, depth = [], None, 0
+    for line in ir.splitlines():
+        if cur is None and "scf.for" in line:
+            cur, depth = [], 0
+        if cur is not None:
+            cur.append(line)
+            depth += line.count("{") - line.count("}")
+            if depth == 0:
+                bodies.append("\n".join(cur))
+                cur = None
+    return bodies
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_example_attention_masks_only_the_last_loop(causal):
+    h = np.zeros((2, 100, 32), np.float32)
+    ir = trace(FA["attention"], h, h, h, h, 100, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
+    loops = _loops(ir)
+    assert len(loops) == 2, ir
+    unmasked, masked = loops
+    # The first loop is the hot one: no comparison, no select.
+    assert count(unmasked, "arith.select") == 0 and count(unmasked, "arith.cmpi") == 0
+    assert count(masked, "arith.select") == 1
+    # seq bound, and for causal also the diagonal: one or two compares.
+    assert count(masked, "arith.cmpi") == (2 if causal else 1)
+    # Causal programs stop at their diagonal: the bounds are runtime minima.
+    assert count(ir, "arith.minsi") == (2 if causal else 0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_bench_attention_masks_only_the_diagonal(causal):
+    h = np.zeros((2, 128, 32), np.float16)
+    ir = trace(BENCH["attention"], h, h, h, h, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
+    loops = _loops(ir)
+    assert len(loops) == (2 if causal else 1), ir
+    assert count(loops[0], "arith.select") == 0
+    if causal:
+        assert count(loops[1], "arith.select") == 1
+    one = trace(BENCH["attention_diag_if"], h, h, h, h, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
+    assert len(_loops(one)) == 1 and count(one, "scf.if") == (1 if causal else 0)
+    old = trace(BENCH["attention_masked_all"], h, h, h, h, 0.1, BM=32, BN=32, D=32,
+                CAUSAL=causal)
+    assert len(_loops(old)) == 1 and count(old, "arith.select") == (1 if causal else 0)
+
+
+# -- attention: numerics ----------------------------------------------------
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq,bm,bn", [
+    (1, 16, 16), (37, 16, 16), (64, 32, 32), (100, 32, 16), (100, 16, 32), (130, 64, 32),
+    (96, 32, 32)])
+def test_example_attention(seq, bm, bn, causal):
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    q, k, v = qkv(np.random.default_rng(seq * 7 + bm + bn), 3, seq, 32, dtype)
+    got = FA["run"](FA["Device"](), q, k, v, causal, bm, bn)
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    assert_close(got, attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("name", ["attention", "attention_diag_if", "attention_masked_all"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq,bm,bn", [(128, 32, 32), (128, 64, 32), (128, 32, 64), (64, 64, 64)])
+def test_bench_attention(name, seq, bm, bn, causal):
+    if name == "attention_masked_all" and bm < bn and causal:
+        pytest.skip("the old kernel's causal bound ((mb+1)*BM)//BN drops keys when BM < BN")
+    dev = Device()
+    rng = np.random.default_rng(seq + bm * 3 + bn)
+    q, k, v = qkv(rng, 2, seq, 32, np.float16)
+    o = dev.poisoned((2, seq, 32), np.float32)
+    BENCH[name][(seq // bm, 2)](dev.put(q), dev.put(k), dev.put(v), o, 32 ** -0.5,
+                                BM=bm, BN=bn, D=32, CAUSAL=causal)
+    tol = 2e-2 if dev.backend == "cuda" else 1e-3
+    assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+# -- grouped order and the persistent matmul ---------------------------------
+
+@pytest.mark.parametrize("helper", [PM["grouped_tile"], BENCH["grouped_tile"]])
+@pytest.mark.parametrize("m,n,group", [(6, 5, 4), (1, 7, 8), (9, 1, 2), (8, 3, 8), (5, 5, 1)])
+def test_grouped_order_is_a_permutation(helper, m, n, group):
+    """On Python ints the helper runs as plain Python: every tile once, and
+    inside a full group the row-block changes fastest."""
+    seen = [helper(t, m, n, group) for t in range(m * n)]
+    assert sorted(seen) == [(i, j) for i in range(m) for j in range(n)]
+    if m >= group > 1:
+        assert seen[:group] == [(i, 0) for i in range(group)]
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("M,N,K,bm,bn,bk,group,programs", [
+    (330, 200, 200, 64, 64, 32, 4, 3),    # short last group
+    (64, 64, 32, 32, 32, 32, 8, 1),       # one program walks every tile
+    (100, 70, 45, 32, 32, 16, 2, 5),      # ragged M, N and K
+    (32, 96, 64, 32, 32, 32, 1, 7),       # more programs than tiles: some do nothing
+    (128, 128, 64, 32, 64, 32, 3, 16),    # exactly one tile per program
+])
+def test_persistent_matmul(M, N, K, bm, bn, bk, group, programs, request):
+    skip_while_on_reference(request)
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(M + N + K)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    got = PM["run"](PM["Device"](), a, b, bm, bn, bk, group, programs)
+    tol = 1e-2 if dtype == np.float16 else 1e-4
+    assert_close(got, a.astype(np.float64) @ b.astype(np.float64), rtol=tol,
+                 atol=tol * np.sqrt(K))
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("name,programs", [("matmul", None), ("matmul_persistent", 5),
+                                           ("matmul_persistent", 1)])
+@pytest.mark.parametrize("M,N,K", [(192, 160, 96), (100, 130, 70)])
+def test_bench_matmul(name, programs, M, N, K, request):
+    if programs:
+        skip_while_on_reference(request)
+    dev = Device()
+    rng = np.random.default_rng(M * N)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = dev.poisoned((M, N), np.float32)
+    cfg = dict(BM=32, BN=64, BK=32, GROUP=2)
+    tiles = -(-M // 32) * -(-N // 64)
+    BENCH[name][(programs or tiles,)](dev.put(a), dev.put(b), c, **cfg)
+    assert_close(dev.get(c), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-2,
+                 atol=1e-2 * np.sqrt(K))
+
+
+def test_persistent_matmul_is_a_while_loop():
+    f = np.zeros((64, 64), np.float32)
+    ir = trace(PM["persistent_matmul"], f, f, f, BM=32, BN=32, BK=16, GROUP_SIZE_M=2)
+    assert count(ir, "scf.while") == 1 and count(ir, "scf.for") == 1
+    assert count(ir, "tile.num_blocks") == 1 and count(ir, "arith.minsi") == 1
