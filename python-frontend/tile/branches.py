@@ -110,7 +110,9 @@ def _leaf_type(a, e, paths):
         return (None, D.promote(_number_dtype(a), _number_dtype(e)))
     paths.fail(f"holds different Python values on the two paths of this runtime if "
                f"({a!r} and {e!r})", "only tiles, scalars and numbers can differ "
-               "between the paths of a runtime if")
+               "between the paths of a runtime if: choose the Python value on a "
+               "tile.Constant condition (decided while tracing), or compute both "
+               "results and pick one with `a if cond else b`")
 
 
 def _decide(name, init, out_then, out_else, live, paths):
