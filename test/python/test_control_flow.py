@@ -252,6 +252,27 @@ def test_conditional_expressions(dev, rng):
         assert_close(got, u + s + f + g, rtol=1e-5, atol=1e-5)
 
 
+@tile.kernel
+def int_or_float_path(x, out, n, B: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    if n > 0:
+        s = n
+    else:
+        s = 0.5  # a Python float beside an int32 scalar: a float32, as n + 0.5 is
+    tile.store(out, index=(0,), tile=t + s)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "frontend bug: an int32 scalar on one path and a Python float on the other is "
+    "carried as int32, truncating 0.5 to 0 (repro /tmp/cf-repro/int_float_paths.py)"))
+@pytest.mark.numerics
+def test_an_int_scalar_and_a_python_float_on_two_paths(dev, rng):
+    x = rng.standard_normal(B).astype(np.float32)
+    for n in (-1, 3):
+        (got,) = run(dev, int_or_float_path, (1,), [x], [B], n, B=B)
+        assert_close(got, x.astype(np.float64) + (n if n > 0 else 0.5))
+
+
 # ---------------------------------------------------------------------------
 # and / or / not, chained compares, min / max / abs
 # ---------------------------------------------------------------------------
@@ -296,6 +317,23 @@ def test_and_or_not_and_chained_compares(dev, rng):
     for n, m in ((0, 0), (1, 1), (3, 7), (5, 5), (-1, 3), (2, 1), (6, 9), (0, 4)):
         (got,) = run(dev, logic, (1,), [x], [B], n, m, B=B)
         assert_close(got, logic_ref(x, n, m))
+
+
+@tile.kernel
+def logic_values(x, out, n, m, B: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    tile.store(out, index=(0,), tile=t + (n or 5) * 10 + (n and m))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "frontend bug: `a or b` / `a and b` of runtime scalars is always an i1 (0 or 1), not "
+    "Python's operand value (repro /tmp/cf-repro/and_or_values.py)"))
+@pytest.mark.numerics
+def test_and_or_give_an_operand_as_python_does(dev, rng):
+    x = rng.standard_normal(B).astype(np.float32)
+    for n, m in ((0, 3), (2, 3), (2, 0), (-1, 7)):
+        (got,) = run(dev, logic_values, (1,), [x], [B], n, m, B=B)
+        assert_close(got, x.astype(np.float64) + (n or 5) * 10 + (n and m))
 
 
 @tile.kernel

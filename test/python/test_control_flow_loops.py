@@ -388,6 +388,47 @@ def test_break_in_the_inner_loop_only(dev, rng):
             assert_close(cnt, np.full(B, inner))
 
 
+@tile.kernel
+def loop_else_and_unrolled_break(x, out, n, lim, cap, B: tile.Constant[int],
+                                 U: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    for i in tile.range(n):
+        if i == lim:
+            break
+        t = t + 1.0
+    else:  # runs unless the runtime break was taken
+        t = t + 100.0
+    for u in range(U):  # unrolled; a runtime break guards the later copies
+        if tile.sum(t) > cap:
+            break
+        t = t * 2.0
+    tile.store(out, index=(0,), tile=t)
+
+
+@pytest.mark.numerics
+def test_for_else_and_a_runtime_break_in_an_unrolled_loop(dev, rng):
+    ir = trace(loop_else_and_unrolled_break, F32, F32, 3, 1, 2.0, B=B, U=3)
+    assert len(heads(ir, "scf.while")) == 1 and "scf.for" not in ir
+    assert count(ir, "arith.mulf") == 3  # the unrolled loop: three guarded copies
+    x = (rng.random(B) * 0.1).astype(np.float32)
+    for n, lim, cap in ((0, 9, 1e9), (3, 9, 1e9), (5, 2, 1e9), (4, 0, 100.0),
+                        (2, 5, 1000.0), (3, 1, -1.0)):
+        (got,) = run(dev, loop_else_and_unrolled_break, (1,), [x], [B], n, lim, cap,
+                     B=B, U=3)
+        t = x.astype(np.float64)
+        for i in range(n):
+            if i == lim:
+                break
+            t = t + 1
+        else:
+            t = t + 100
+        for u in range(3):
+            if t.sum() > cap:
+                break
+            t = t * 2
+        assert_close(got, t, rtol=1e-5, atol=1e-5)
+
+
 # ---------------------------------------------------------------------------
 # combined: if in while in range with break; mma loop with an if; stores
 # ---------------------------------------------------------------------------
