@@ -238,8 +238,9 @@ def _decide(name, inp, out, init, live, prev):
             leaves.append(p)
         elif isinstance(o, Value) or (_is_number(o) and _is_number(i)
                                       and (o != i or type(o) is not type(i))) \
-                or (_is_number(o) and isinstance(i, Value) and isinstance(p, tuple)):
-            # (the last: a number the body assigns to a carried leaf stays carried)
+                or (_is_number(o) and isinstance(i, Value)):
+            # (the last: a number assigned to a runtime value stays carried: the loop
+            # may run no iteration)
             leaves.append(_join(i, o))  # `i` is the previous probe's placeholder
         elif _is_number(o) and _is_number(i):
             leaves.append(p)
