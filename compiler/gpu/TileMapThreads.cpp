@@ -5,10 +5,10 @@
 // and shape ops inherit from their operands, values flowing along control
 // flow (scf.for/while iter args, scf.if/while results) take the layouts of
 // the values flowing in (loops iterated to a fixpoint). (B) Rewrite the
-// types; operands
-// whose layout differs from what their user needs get a tile.convert_layout,
-// except cheap values (constants, splats, iota and elementwise chains of
-// them), which are recomputed in the needed layout instead.
+// types; operands whose layout differs from what their user needs get a
+// tile.convert_layout, except cheap values (constants, splats, iota and
+// elementwise chains of them), which are recomputed in the needed layout
+// instead.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -93,6 +93,11 @@ private:
   }
   Attribute defaultLayout(RankedTensorType type, unsigned contigDim) {
     unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    // A scalar tile: the one element of a 1-d tile, sliced (as a full
+    // reduction's result is), so its layout has rank 0 too.
+    if (type.getRank() == 0)
+      return SliceLayoutAttr::get(
+          ctx, 0, getDefaultBlockedLayout(ctx, {1}, 0, bits, numWarps));
     auto it = reducedAxis.find(SmallVector<int64_t>(type.getShape()));
     return getDefaultBlockedLayout(ctx, type.getShape(), contigDim, bits,
                                    numWarps,
@@ -295,8 +300,8 @@ void LayoutAssigner::visit(Operation *op) {
 /// into it: a terminator's (the loop-carried value, a branch's yield) over
 /// the op's own operand (a loop's init: converted once, in front of the
 /// loop); of several terminators, the layout it already has if one of them
-/// agrees, else the first decided. Loops iterate to a fixpoint, as their
-/// bodies' layouts follow their arguments'.
+/// agrees, else an mma layout, else the first in region order. Loops
+/// iterate to a fixpoint, as their bodies' layouts follow their arguments'.
 void LayoutAssigner::visitRegionBranch(RegionBranchOpInterface op) {
   RegionBranchInverseSuccessorMapping preds;
   op.getSuccessorInputOperandMapping(preds);
@@ -314,36 +319,56 @@ void LayoutAssigner::visitRegionBranch(RegionBranchOpInterface op) {
     for (OpOperand *from : preds.lookup(v))
       if (from->getOwner() == op.getOperation() && !cur.lookup(v))
         cur[v] = get(from->get());
+  // Terminators in region order: the choice must not depend on pointers.
+  DenseMap<Operation *, unsigned> order;
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      order.try_emplace(block.getTerminator(), order.size());
   auto fromTerminators = [&](Value v) -> Attribute {
-    Attribute first;
-    for (OpOperand *from : preds.lookup(v)) {
-      Attribute l = from->getOwner() == op.getOperation() ? Attribute()
-                                                          : get(from->get());
-      if (l && l == cur.lookup(v))
+    SmallVector<std::pair<unsigned, Attribute>> candidates;
+    for (OpOperand *from : preds.lookup(v))
+      if (from->getOwner() != op.getOperation())
+        if (Attribute l = get(from->get()))
+          candidates.push_back({order.lookup(from->getOwner()), l});
+    llvm::sort(candidates, llvm::less_first());
+    // An mma accumulator converted would go through shared memory (and
+    // back, when it returns to the mma).
+    Attribute first, mma;
+    for (auto &[pos, l] : candidates) {
+      if (l == cur.lookup(v))
         return l;
-      if (!first)
-        first = l;
+      first = first ? first : l;
+      mma = mma || !isa<MmaLayoutAttr>(l) ? mma : l;
     }
-    return first;
+    return mma ? mma : first;
   };
   bool loop = op.hasLoop();
+  Region *last = nullptr;
+  for (Region &region : op->getRegions())
+    last = region.empty() ? last : &region;
   for (int iter = 0; iter < (loop ? 4 : 1); ++iter) {
-    for (Value v : inputs)
-      if (isa<BlockArgument>(v)) {
-        layouts.erase(v);
-        set(v, cur.lookup(v));
-      }
-    for (Region &region : op->getRegions())
-      decide(region);
     bool changed = false;
-    for (Value v : inputs) {
-      Attribute l = fromTerminators(v);
-      // Nothing decided it (a loop of constants): any layout, once.
-      if (!l && !cur.lookup(v) && loop && iter > 0)
-        l = defaultLayout(getTensorType(v));
-      if (l && l != cur.lookup(v)) {
-        cur[v] = l;
-        changed = true;
+    // A loop region by region, so that scf.while's after region sees what
+    // this iteration's condition passes; scf.if once both branches are.
+    for (Region &region : op->getRegions()) {
+      if (region.empty())
+        continue;
+      for (BlockArgument arg : region.front().getArguments()) {
+        layouts.erase(arg);
+        set(arg, cur.lookup(arg));
+      }
+      decide(region);
+      if (!loop && &region != last)
+        continue;
+      for (Value v : inputs) {
+        Attribute l = fromTerminators(v);
+        // Nothing decided it (a loop of constants): any layout, once.
+        if (!l && !cur.lookup(v) && loop && iter > 0)
+          l = defaultLayout(getTensorType(v));
+        if (l && l != cur.lookup(v)) {
+          cur[v] = l;
+          changed = true;
+        }
       }
     }
     if (!changed && iter > 0)
