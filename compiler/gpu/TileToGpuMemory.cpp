@@ -539,12 +539,22 @@ LLVM::AtomicBinOp atomicBinOp(AtomicKind kind, Type type) {
 /// Replaces an element-indexed atomic (`values` unpacked from its value
 /// operand) by the old values. Element e runs `atomic(b, e, addr)` where it is
 /// in bounds, unmasked and held by the first replica of its lane (replicas
-/// share the address and must apply the update once); elsewhere it reads as
-/// zero. Shared by atomic_rmw and atomic_cas, which differ only in the atomic.
+/// share the address and must apply the update once); the other replicas get
+/// its old value through shared memory, so every thread sees the same tile.
+///
+/// The op is one acq_rel operation of the block at gpu scope: a barrier
+/// first, so that every thread's earlier accesses precede the releasing
+/// atomic of whichever thread issues it, and one after it (the broadcast's),
+/// so that the acquiring atomic precedes every thread's later accesses. A
+/// scalar atomic_cas taken in a loop is then a lock the block holds. With
+/// `fence`, the atomics are relaxed between fence.acq_rel.gpu: NVPTX drops
+/// the ordering of atomicrmw (even seq_cst prints as a relaxed atom), while
+/// cmpxchg keeps its own.
 LogicalResult
 replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
                  const LinearLayout &layout, Value array, ValueRange indices,
                  Value mask, Value packedValues, ArrayRef<Value> values,
+                 GpuLoweringState &state, bool fence,
                  function_ref<Value(OpBuilder &, unsigned, Value)> atomic) {
   Location loc = op->getLoc();
   Type elemType = getElementTypeOrSelf(op->getResult(0).getType());
@@ -553,6 +563,13 @@ replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
   if (failed(acc))
     return failure();
   Value owner = isFirstReplica(rewriter, loc, layout);
+  auto fenceGpu = [&] {
+    if (fence)
+      LLVM::FenceOp::create(rewriter, loc, LLVM::AtomicOrdering::acq_rel,
+                            "device");
+  };
+  barrier(rewriter, loc);
+  fenceGpu();
   SmallVector<Value> old;
   for (unsigned e = 0; e < values.size(); ++e) {
     Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
@@ -561,13 +578,31 @@ replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
       return atomic(b, e, addr);
     }));
   }
+  fenceGpu();
+  bool replicated = layout.laneReplicaMask() || layout.warpReplicaMask();
+  if (replicated && !op->getResult(0).use_empty()) {
+    int64_t numElems = 1;
+    for (int64_t s : layout.shape)
+      numElems *= s;
+    state.needShared(numElems * storageBytes(elemType));
+    SmallVector<int64_t> strides = rowMajorStrides(layout.shape);
+    Value base = sharedBase(rewriter, loc);
+    scf::IfOp::create(rewriter, loc, owner, [&](OpBuilder &b, Location l) {
+      storeShared(b, l, base, old, elemType, layout, strides);
+      scf::YieldOp::create(b, l);
+    });
+    barrier(rewriter, loc);
+    old = loadShared(rewriter, loc, base, elemType, layout, strides);
+  } else {
+    barrier(rewriter, loc);
+  }
   rewriter.replaceOp(op,
                      packVector(rewriter, loc, packedValues.getType(), old));
   return success();
 }
 
-struct AtomicRMWPattern : OpConversionPattern<AtomicRMWOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct AtomicRMWPattern : StatefulPattern<AtomicRMWOp> {
+  using StatefulPattern::StatefulPattern;
   LogicalResult
   matchAndRewrite(AtomicRMWOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -581,18 +616,18 @@ struct AtomicRMWPattern : OpConversionPattern<AtomicRMWOp> {
     LLVM::AtomicBinOp bin = atomicBinOp(op.getKind(), elemType);
     return replaceByAtomics(
         rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
-        adaptor.getMask(), adaptor.getValue(), values,
+        adaptor.getMask(), adaptor.getValue(), values, state, /*fence=*/true,
         [&](OpBuilder &b, unsigned e, Value addr) -> Value {
           return LLVM::AtomicRMWOp::create(b, loc, bin, addr, values[e],
-                                           LLVM::AtomicOrdering::acq_rel,
+                                           LLVM::AtomicOrdering::monotonic,
                                            "device")
               .getResult();
         });
   }
 };
 
-struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
-  using OpConversionPattern::OpConversionPattern;
+struct AtomicCASPattern : StatefulPattern<AtomicCASOp> {
+  using StatefulPattern::StatefulPattern;
   LogicalResult
   matchAndRewrite(AtomicCASOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -607,7 +642,7 @@ struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
     Type intType = rewriter.getIntegerType(elemType.getIntOrFloatBitWidth());
     return replaceByAtomics(
         rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
-        Value(), adaptor.getValue(), values,
+        Value(), adaptor.getValue(), values, state, /*fence=*/false,
         [&](OpBuilder &b, unsigned e, Value addr) -> Value {
           // cmpxchg compares bits: floats go through integers.
           auto asInt = [&](Value x) -> Value {
@@ -616,6 +651,7 @@ struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
                        : arith::BitcastOp::create(b, loc, intType, x)
                              .getResult();
           };
+          // A failed compare only reads: relaxed (a lock spins on it).
           auto cas = LLVM::AtomicCmpXchgOp::create(
               b, loc, addr, asInt(cmps[e]), asInt(values[e]),
               LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::monotonic,
@@ -635,7 +671,8 @@ struct AtomicCASPattern : OpConversionPattern<AtomicCASOp> {
 void mlir::tile::populateTileToGpuMemoryPatterns(TypeConverter &converter,
                                                  RewritePatternSet &patterns,
                                                  GpuLoweringState &state) {
-  patterns.add<LoadPattern, StorePattern, GatherPattern, ScatterPattern,
-               AtomicRMWPattern, AtomicCASPattern>(converter,
-                                                   patterns.getContext());
+  patterns.add<LoadPattern, StorePattern, GatherPattern, ScatterPattern>(
+      converter, patterns.getContext());
+  patterns.add<AtomicRMWPattern, AtomicCASPattern>(
+      converter, patterns.getContext(), state);
 }
