@@ -98,11 +98,6 @@ private:
     if (type.getRank() == 0)
       return SliceLayoutAttr::get(
           ctx, 0, getDefaultBlockedLayout(ctx, {1}, 0, bits, numWarps));
-    // A scalar tile: the one element of a 1-d tile, sliced (as a full
-    // reduction's result is), so its layout has rank 0 too.
-    if (type.getRank() == 0)
-      return SliceLayoutAttr::get(
-          ctx, 0, getDefaultBlockedLayout(ctx, {1}, 0, bits, numWarps));
     auto it = reducedAxis.find(SmallVector<int64_t>(type.getShape()));
     return getDefaultBlockedLayout(ctx, type.getShape(), contigDim, bits,
                                    numWarps,
