@@ -429,6 +429,49 @@ def test_for_else_and_a_runtime_break_in_an_unrolled_loop(dev, rng):
         assert_close(got, t, rtol=1e-5, atol=1e-5)
 
 
+@tile.kernel
+def return_in_while(x, out, n, m, stop, B: tile.Constant[int]):
+    acc = tile.zeros((B,), tile.float32)
+    j = 0
+    while j < n:
+        t = tile.load(x, index=(j,), shape=(B,))
+        j += 1
+        if tile.sum(t) > stop:
+            return  # leaves the while and the kernel: nothing is stored
+        acc = acc + t
+    for q in range(m):
+        if q == 1:
+            continue
+        if q > 3:
+            break
+        acc = acc * 2.0
+    tile.store(out, index=(tile.bid(0),), tile=acc)
+
+
+@pytest.mark.numerics
+def test_a_bare_return_inside_a_while(dev, rng):
+    x = rng.random(8 * B).astype(np.float32)
+    for n, m, stop in ((0, 0, 0.0), (3, 2, 1e9), (5, 7, 1e9), (5, 7, 8.0), (4, 3, -1.0)):
+        (got,) = run(dev, return_in_while, (2,), [x], [2 * B], n, m, stop, B=B)
+        acc, j, returned = np.zeros(B), 0, False
+        while j < n:
+            t = x[j * B:(j + 1) * B].astype(np.float64)
+            j += 1
+            if t.sum() > stop:
+                returned = True
+                break
+            acc = acc + t
+        for q in range(m):
+            if q == 1:
+                continue
+            if q > 3:
+                break
+            acc = acc * 2
+        assert_close(got, np.full(2 * B, np.nan) if returned else np.tile(acc, 2),
+                     rtol=1e-5, atol=1e-5)
+        assert np.isnan(got).all() == returned
+
+
 # ---------------------------------------------------------------------------
 # combined: if in while in range with break; mma loop with an if; stores
 # ---------------------------------------------------------------------------
