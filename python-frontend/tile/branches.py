@@ -15,6 +15,7 @@ from . import dtypes as D
 from . import ir
 from .errors import TileTypeError, user_location
 from .language import Scalar, Tile, Value, materialize
+from .escapes import RV
 from .rewrite import UNDEF
 
 _SAME, _DROP = "same", "drop"
@@ -101,11 +102,18 @@ def _leaf_type(a, e, paths):
         return (a.shape if isinstance(a, Tile) else None, a.dtype)
     if isinstance(a, Value) or isinstance(e, Value):
         v, n = (a, e) if isinstance(a, Value) else (e, a)
+        if n is UNDEF:  # no value yet (a helper's return value): the other's type
+            return (v.shape if isinstance(v, Tile) else None, v.dtype)
         if not _is_number(n):
             paths.fail(f"is {_describe(v)} on one path of this runtime if and "
                        f"{_describe(n)} on the other", "give it a value of one type on "
                        "every path")
-        return (v.shape if isinstance(v, Tile) else None, v.dtype)
+        # A Python number is weak: it only raises the kind (int32 beside 0.5
+        # is a float32, as n + 0.5 would be), never the width.
+        dtype = v.dtype
+        if D.python_kind(n) > dtype.kind:
+            dtype = _number_dtype(n)
+        return (v.shape if isinstance(v, Tile) else None, dtype)
     if _is_number(a) and _is_number(e):
         return (None, D.promote(_number_dtype(a), _number_dtype(e)))
     paths.fail(f"holds different Python values on the two paths of this runtime if "
@@ -120,6 +128,19 @@ def _decide(name, init, out_then, out_else, live, paths):
     both paths: the if path's value) or a carried (shape, dtype)."""
     if out_then is init and out_else is init:
         return _SAME
+    if name == RV and (out_then is UNDEF) != (out_else is UNDEF):
+        # A return value set on one path only: the other path has not
+        # returned, so its value is never read (escapes.py); it takes the
+        # returned value's structure, with zeros for its leaves.
+        tree = _flatten(out_else if out_then is UNDEF else out_then, [])
+        leaves_t, leaves_e = [], []
+        _flatten(out_then, leaves_t)
+        _flatten(out_else, leaves_e)
+        n = max(len(leaves_t), len(leaves_e))
+        leaves_t, leaves_e = leaves_t * (n if out_then is UNDEF else 1), \
+            leaves_e * (n if out_else is UNDEF else 1)
+        return (tree, [_SAME if a is e or not isinstance(a if e is UNDEF else e, Value)
+                       else _leaf_type(a, e, paths) for a, e in zip(leaves_t, leaves_e)])
     if out_then is UNDEF or out_else is UNDEF:
         if not live:
             return _DROP
@@ -205,6 +226,8 @@ def _runtime_if(cond, then_fn, else_fn, init, names, live, lines):
                     continue
                 leaves = []
                 _flatten(out, leaves)
+                if out is UNDEF:  # a return value this path does not set
+                    leaves = [0] * len(spec[1])
                 for leaf, ls in zip(leaves, spec[1]):
                     if isinstance(ls, tuple):
                         values.append(materialize(leaf, ls[1], ls[0]))
@@ -232,7 +255,7 @@ def _runtime_if(cond, then_fn, else_fn, init, names, live, lines):
         else:
             tree, leaf_specs = spec
             leaves = []
-            _flatten(outs_t[k], leaves)
+            _flatten(outs_e[k] if outs_t[k] is UNDEF else outs_t[k], leaves)
             vals = [next(results) if isinstance(ls, tuple) else leaf
                     for leaf, ls in zip(leaves, leaf_specs)]
             final.append(_unflatten(tree, iter(vals)))
@@ -263,15 +286,19 @@ def ifexp(cond, then_thunk, else_thunk):
 
 
 def _logical(op, a, b):
-    """`a and b` / `a or b` with a runtime side: an i1 scalar (both sides are
-    evaluated; a Python side folds)."""
-    if not isinstance(b, Value):
-        if op == "and":
-            return truth(a, "an operand of `and`") if b else False
-        return True if b else truth(a, "an operand of `or`")
-    x, y = truth(a, f"an operand of `{op}`"), truth(b, f"an operand of `{op}`")
-    mlir = "arith.andi" if op == "and" else "arith.ori"
-    return Scalar(ir.builder().emit(f"{mlir} {x.name}, {y.name} : i1"), D.bool_)
+    """`a and b` / `a or b` with a runtime `a`: Python's operand (`b if a else
+    a` / `a if a else b`) as a select, both sides evaluated; on two bools
+    that is andi / ori."""
+    from .ops import where
+    c = truth(a, f"an operand of `{op}`")
+    if isinstance(b, Value):
+        d = truth(b, f"an operand of `{op}`")  # (a multi-element tile is an error)
+        if isinstance(a, Scalar) and isinstance(b, Scalar) and a.dtype is b.dtype is D.bool_:
+            mlir = "arith.andi" if op == "and" else "arith.ori"
+            return Scalar(ir.builder().emit(f"{mlir} {c.name}, {d.name} : i1"), D.bool_)
+    if op == "and":
+        return where(c, b, a)
+    return where(c, a, b)
 
 
 def and_(first, *thunks):

@@ -215,8 +215,15 @@ class _Lowering:
         if self._needs_return_flags(fdef):
             fdef.body = self._returns(fdef.body, False)
             flags = [RET]
-            head = [_assign(RET, False, fdef), _assign(RV, None, fdef)]
-            tail = ast.Return(value=ast.Name(id=RV, ctx=ast.Load()))
+            # The value starts unbound (UNDEF: no path has returned yet) and
+            # is None when the function falls off its end.
+            undef = ast.Attribute(value=ast.Name(id="__tile_rt", ctx=ast.Load()), attr="UNDEF",
+                                  ctx=ast.Load())
+            head = [_assign(RET, False, fdef), _assign(RV, undef, fdef)]
+            tail = ast.Return(value=ast.Call(
+                func=ast.Attribute(value=ast.Name(id="__tile_rt", ctx=ast.Load()),
+                                   attr="returned", ctx=ast.Load()),
+                args=[ast.Name(id=RV, ctx=ast.Load())], keywords=[]))
             last = fdef.body[-1] if fdef.body else fdef
             fdef.body = head + fdef.body
             fdef.tile_return_tail = _located(tail, last)

@@ -24,7 +24,7 @@ from .rewrite import UNDEF, grab, rewritten
 
 # grab, kernel_return: for rewritten code
 __all__ = ["range", "static_iter", "call", "for_", "while_", "if_", "ifexp", "and_", "or_",
-           "not_", "unsupported", "grab", "kernel_return", "UNDEF", "RUNTIME"]
+           "not_", "unsupported", "grab", "kernel_return", "returned", "UNDEF", "RUNTIME"]
 
 _MAX_PROBES = 6
 
@@ -111,6 +111,11 @@ _BUILTIN_HOOKS = {builtins.min: _min, builtins.max: _max, builtins.range: _range
 
 
 _FunctionType = type(call)
+
+
+def returned(value):
+    """A function's value at its end (escapes.py): None if no return ran."""
+    return None if value is UNDEF else value
 
 
 def kernel_return(value):

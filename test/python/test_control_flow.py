@@ -262,9 +262,6 @@ def int_or_float_path(x, out, n, B: tile.Constant[int]):
     tile.store(out, index=(0,), tile=t + s)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "frontend bug: an int32 scalar on one path and a Python float on the other is "
-    "carried as int32, truncating 0.5 to 0 (repro /tmp/cf-repro/int_float_paths.py)"))
 @pytest.mark.numerics
 def test_an_int_scalar_and_a_python_float_on_two_paths(dev, rng):
     x = rng.standard_normal(B).astype(np.float32)
@@ -325,9 +322,6 @@ def logic_values(x, out, n, m, B: tile.Constant[int]):
     tile.store(out, index=(0,), tile=t + (n or 5) * 10 + (n and m))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "frontend bug: `a or b` / `a and b` of runtime scalars is always an i1 (0 or 1), not "
-    "Python's operand value (repro /tmp/cf-repro/and_or_values.py)"))
 @pytest.mark.numerics
 def test_and_or_give_an_operand_as_python_does(dev, rng):
     x = rng.standard_normal(B).astype(np.float32)
@@ -446,12 +440,7 @@ def helper_returns(x, out, n, B: tile.Constant[int]):
     tile.store(out, index=(0,), tile=pick(t, n) + clamp_count(n) * 100)
 
 
-_TWO_RETURNS = ("frontend bug: the return value __tile_rv starts as None, so a helper "
-                "returning a tile under a runtime if is 'a tile on one path and None on "
-                "the other' (repro /tmp/cf-repro/two_returns.py)")
 
-
-@pytest.mark.xfail(strict=True, raises=tile.TileTypeError, reason=_TWO_RETURNS)
 @pytest.mark.numerics
 def test_return_from_a_helper_inside_an_if(dev, rng):
     x = rng.standard_normal(B).astype(np.float32)

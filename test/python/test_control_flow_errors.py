@@ -314,16 +314,10 @@ def returns_in_a_loop(x, out, n):
     tile.store(out, index=(0,), tile=tile.zeros((16,), tile.float32))
 
 
-_RV = pytest.mark.xfail(strict=True, reason=(
-    "frontend bug: the return value __tile_rv starts as None, so a value returned under "
-    "a runtime if is reported as '__tile_rv' differing between paths at the if line "
-    "(repro /tmp/cf-repro/two_returns.py)"))
-
-
 @pytest.mark.parametrize("kernel, args", [
     (returns_a_tile, (F32, F32)),
-    pytest.param(returns_under_a_runtime_if, (F32, F32, 1), marks=_RV),
-    pytest.param(returns_in_a_loop, (F32, F32, 4), marks=_RV),
+    (returns_under_a_runtime_if, (F32, F32, 1)),
+    (returns_in_a_loop, (F32, F32, 4)),
 ], ids=lambda v: v.__name__ if isinstance(v, tile.Kernel) else None)
 def test_returning_a_value_from_a_kernel(kernel, args):
     err = trace_error(kernel, *args)
