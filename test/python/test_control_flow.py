@@ -440,7 +440,6 @@ def helper_returns(x, out, n, B: tile.Constant[int]):
     tile.store(out, index=(0,), tile=pick(t, n) + clamp_count(n) * 100)
 
 
-
 @pytest.mark.numerics
 def test_return_from_a_helper_inside_an_if(dev, rng):
     x = rng.standard_normal(B).astype(np.float32)
