@@ -184,6 +184,29 @@ def ConvertTileToHost : Pass<"convert-tile-to-host", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def TileHostInPlace : Pass<"tile-host-in-place", "::mlir::ModuleOp"> {
+  let summary = "Elementwise linalg.generic ops write into an operand they "
+                "read last";
+  let description = [{
+    Elementwise conversion and fusion give every `linalg.generic` a
+    `tensor.empty` destination, which one-shot bufferization turns into a
+    fresh buffer. For a tile carried by a loop (`acc = acc + x` in `scf.for`
+    or `scf.while`) that is one allocation per iteration, and for
+    `scf.while`, whose regions forward their buffers only when each
+    iteration's results are equivalent to its arguments, a copy of the
+    whole tile per iteration in the condition region as well. This pass
+    makes an input the destination instead when it has the result's type
+    and indexing, the payload does not read the destination, the input is
+    a loop-carried tile (preferred) or a fresh linalg result, and nothing
+    reads it after the op (earlier reads, and reads in the other branch of
+    an `scf.if`, are fine): the op then bufferizes in place. Bufferization
+    still checks each case and copies where in-place writing would be
+    wrong, so this only removes allocations and copies.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TileHostMatmul : Pass<"tile-host-matmul", "::mlir::ModuleOp"> {
   let summary = "Register-blocked vector code for static matmuls on buffers";
   let description = [{

@@ -71,6 +71,8 @@ static void buildHostConversion(OpPassManager &pm) {
   fpm.addPass(host_linalg::createElementwiseFusion());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Last: the canonicalizer would give the ops their tensor.empty back.
+  pm.addPass(tile::createTileHostInPlace());
 }
 
 static void buildBufferization(OpPassManager &pm) {
