@@ -11,7 +11,7 @@ import pytest
 from tilehelp import ROOT
 
 EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py",
-            "persistent_matmul.py"]
+            "persistent_matmul.py", "splitk_matmul.py"]
 
 
 @pytest.mark.numerics
@@ -61,3 +61,10 @@ def test_examples_trace():
         f32(64, 64), f32(64, 64), f32(64, 64), BM=32, BN=32, BK=16, GROUP_SIZE_M=2)
     verify(ir)
     assert ir.count("scf.while") == 1 and ir.count("scf.for") == 1
+    i32 = lambda n: np.zeros(n, np.int32)  # noqa: E731
+    ir = mods["splitk_matmul.py"]["splitk_matmul"].trace(
+        f32(64, 64), f32(64, 64), f32(64, 64), i32(4), i32(4), 64, BM=32, BN=32, BK=16,
+        SPLIT_K=2)
+    verify(ir)
+    # The spin loop, the K loop over this block's slice, the first-partial test.
+    assert ir.count("scf.while") == 1 and ir.count("scf.for") == 1 and ir.count("scf.if") == 1
