@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -tile-host-in-place -split-input-file | FileCheck %s
 // RUN: tile-opt %s -tile-host-in-place -one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" -canonicalize -split-input-file | FileCheck %s --check-prefix=BUF
+// RUN: tile-opt %s -one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" -canonicalize -split-input-file | FileCheck %s --check-prefix=NOPASS
 
 #map = affine_map<(d0) -> (d0)>
 
@@ -19,6 +20,14 @@
 // BUF-NOT: memref.copy
 // BUF: scf.yield
 // BUF: return
+// Without the pass: a copy in the condition region, an alloc in the body.
+// NOPASS-LABEL: func.func @while_accumulate
+// NOPASS: scf.while
+// NOPASS: memref.alloc
+// NOPASS-NEXT: memref.copy
+// NOPASS-NEXT: scf.condition
+// NOPASS: } do {
+// NOPASS: memref.alloc
 func.func @while_accumulate(%x: tensor<256xf32>, %n: i32) -> tensor<256xf32> {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

@@ -426,3 +426,63 @@ def test_long_reduction_in_branch_and_while():
     want = np.where(np.arange(R) % 2 == 0, x.astype(np.float64).sum(1),
                     3 * np.maximum(x.max(1), 0.0))
     assert_close(o, want, rtol=1e-4, atol=1e-3)
+
+
+def loop_text(ir, op):
+    """The text of the first `op` (e.g. "scf.while") in `ir`, regions included."""
+    start = ir.index(op)
+    depth, i = 0, ir.index("{", start)
+    while True:
+        depth += {"{": 1, "}": -1}.get(ir[i], 0)
+        if depth == 0 and ir[i] == "}" and not ir.startswith("} do {", i):
+            return ir[start:i + 1]
+        i += 1
+
+
+@pytest.mark.parametrize("loop", ["while", "for"])
+def test_carried_tile_updated_in_place(loop):
+    """acc = acc * s + x over a runtime trip count: the carried tile is one
+    buffer updated in place, not a fresh allocation (scf.for) or a copy in
+    the condition region (scf.while) per iteration."""
+    if loop == "while":
+        body = f"""
+          %w:2 = scf.while (%a = %zero, %j = %c0) : (tensor<256xf32>, i32) -> (tensor<256xf32>, i32) {{
+            %lt = arith.cmpi slt, %j, %n : i32
+            scf.condition(%lt) %a, %j : tensor<256xf32>, i32
+          }} do {{
+          ^bb0(%a2: tensor<256xf32>, %j2: i32):
+            %m = arith.mulf %a2, %s : tensor<256xf32>
+            %p = arith.addf %m, %x : tensor<256xf32>
+            %j3 = arith.addi %j2, %c1 : i32
+            scf.yield %p, %j3 : tensor<256xf32>, i32
+          }}
+          %r = arith.addf %w#0, %x : tensor<256xf32>"""
+    else:
+        body = """
+          %w = scf.for %j = %c0 to %n step %c1 iter_args(%a2 = %zero) -> (tensor<256xf32>) : i32 {
+            %m = arith.mulf %a2, %s : tensor<256xf32>
+            %p = arith.addf %m, %x : tensor<256xf32>
+            scf.yield %p : tensor<256xf32>
+          }
+          %r = arith.addf %w, %x : tensor<256xf32>"""
+    k = compile_cpu(f"""
+        func.func @carried(%in: {F32}, %o: {F32}, %n: i32, %scale: f32) attributes {{tile.kernel}} {{
+          %i = tile.bid 0
+          %c0 = arith.constant 0 : i32
+          %c1 = arith.constant 1 : i32
+          %x = tile.load %in[%i] : {F32} -> tensor<256xf32>
+          %s = tile.splat %scale : tensor<256xf32>
+          %zero = arith.constant dense<0.0> : tensor<256xf32>{body}
+          tile.store %o[%i], %r : {F32}, tensor<256xf32>
+          return
+        }}""")
+    text = loop_text(k.asm["bufferized"], "scf.while" if loop == "while" else "scf.for")
+    assert "memref.alloc" not in text and "memref.copy" not in text, text
+    x = randn(1024)
+    for n in [0, 1, 5]:
+        o = poisoned(1024)
+        k.launch((4, 1, 1), flat(x, o, n, 0.5))
+        acc = np.zeros(1024)
+        for _ in range(n):
+            acc = acc * 0.5 + x
+        assert_close(o, acc + x)
