@@ -18,8 +18,11 @@ without it and without a GPU.
 from .dtypes import (DType, bfloat16, bool_, float8_e4m3fn, float8_e5m2, float16,
                      float32, float64, int8, int16, int32, int64, uint8, uint16,
                      uint32, uint64)
-from .errors import (TileCompileError, TileError, TileLaunchError, TileShapeError,
-                     TileTypeError)
+from .errors import (TileCompileError, TileCompilerExecutionError, TileCompilerTimeoutError,
+                     TileError, TileInternalError, TileLaunchError, TileRecursionError,
+                     TileShapeError, TileStaticAssertionError, TileStaticEvalError,
+                     TileSyntaxError, TileTypeError, TileUnsupportedFeatureError,
+                     TileValueError)
 from .kernel import CompiledKernel, Kernel, kernel, launch
 from .language import (Array, Constant, Scalar, Tile, broadcast_to, constexpr,
                        expand_dims, permute, reshape)
@@ -54,7 +57,10 @@ __all__ = [
     "prod", "argmax", "argmin", "cumsum", "cumprod", "reduce", "scan", "mma", "matmul",
     # debugging and errors
     "device_print", "device_assert", "TileError", "TileTypeError", "TileShapeError",
-    "TileCompileError", "TileLaunchError",
+    "TileCompileError", "TileLaunchError", "TileValueError", "TileSyntaxError",
+    "TileStaticAssertionError", "TileStaticEvalError", "TileUnsupportedFeatureError",
+    "TileRecursionError", "TileInternalError", "TileCompilerExecutionError",
+    "TileCompilerTimeoutError",
 ]
 
 

@@ -13,7 +13,7 @@ import math
 
 from . import dtypes as D
 from . import ir
-from .errors import TileTypeError, user_location
+from .errors import TileSyntaxError, TileTypeError, user_location
 from .language import Scalar, Tile, Value, materialize
 from .escapes import RV
 from .rewrite import UNDEF
@@ -336,4 +336,4 @@ def not_(x):
 
 def unsupported(what, hint):
     """Statements no kernel can compile (`try`, `with`), at their line."""
-    raise TileTypeError(f"`{what}` cannot be used in a kernel or a helper it calls", hint)
+    raise TileSyntaxError(f"`{what}` cannot be used in a kernel or a helper it calls", hint)

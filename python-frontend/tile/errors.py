@@ -11,7 +11,10 @@ import sys
 import threading
 
 __all__ = ["TileError", "TileTypeError", "TileShapeError", "TileCompileError",
-           "TileLaunchError", "user_frame", "user_location"]
+           "TileLaunchError", "TileValueError", "TileSyntaxError", "TileStaticAssertionError",
+           "TileStaticEvalError", "TileUnsupportedFeatureError", "TileRecursionError",
+           "TileInternalError", "TileCompilerExecutionError", "TileCompilerTimeoutError",
+           "user_frame", "user_location"]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -132,6 +135,45 @@ class TileCompileError(TileError, RuntimeError):
         self.reproducer = reproducer
         self.diagnostics = diagnostics
         super().__init__(message, hint, kernel=kernel, location=location)
+
+
+# cuTile's error classes (cuda.tile._exception), placed under tile's own so
+# that `except tile.TileTypeError` / `tile.TileCompileError` still catch them.
+
+class TileValueError(TileError, ValueError):
+    """A value tile cannot take: a hint out of range, a bad enum member."""
+
+
+class TileSyntaxError(TileTypeError):
+    """Python syntax a kernel cannot use (try/with, yield, ...)."""
+
+
+class TileStaticAssertionError(TileError, AssertionError):
+    """`static_assert` (or `ensure_constant`) failed while tracing."""
+
+
+class TileStaticEvalError(TileTypeError):
+    """A `static_eval` / `static_assert` expression could not be evaluated."""
+
+
+class TileUnsupportedFeatureError(TileTypeError):
+    """A feature tile's targets lack (Blackwell-only types: sm_100)."""
+
+
+class TileRecursionError(TileTypeError):
+    """A kernel or helper that calls itself (tracing inlines every call)."""
+
+
+class TileInternalError(TileCompileError):
+    """The compiler failed on a kernel the frontend accepted."""
+
+
+class TileCompilerExecutionError(TileInternalError):
+    """A compiler stage reported an error (`stage`, `reproducer` say which)."""
+
+
+class TileCompilerTimeoutError(TileInternalError):
+    """Compilation took longer than allowed."""
 
 
 _DIAG = re.compile(r"^(?:loc\()?\"?(?P<file>[^\":\n]+\.py)\"?:(?P<line>\d+):(?P<col>\d+)\)?:?\s*error:\s*(?P<msg>.*)$",

@@ -24,7 +24,8 @@ import threading
 
 from . import backend as _backend
 from . import interop, ir
-from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
+from .errors import (TileCompilerExecutionError, TileError,
+                     TileLaunchError, TileTypeError,
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
 from .language import is_constant_annotation
@@ -401,7 +402,7 @@ class Kernel:
         hint = ("this is a compiler bug if the kernel is valid; replay the failing stage "
                 f"from its reproducer: {replay_command(repro, stage, target)}" if repro else
                 "set TILE_DUMP_DIR to keep every stage's IR for a bug report")
-        return TileCompileError(msg, hint, stage=stage, reproducer=repro,
+        return TileCompilerExecutionError(msg, hint, stage=stage, reproducer=repro,
                                 diagnostics=diags, kernel=self.__name__, location=loc)
 
     def _miss(self, key, args):

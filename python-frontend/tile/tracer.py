@@ -7,7 +7,8 @@ import re
 
 from . import dtypes as D
 from . import ir
-from .errors import TileTypeError, frame_location, is_internal, kernel_scope
+from .errors import (TileRecursionError, TileSyntaxError, TileTypeError, frame_location,
+                     is_internal, kernel_scope)
 from .language import Array, Scalar
 
 _SSA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -103,14 +104,14 @@ def _check_not_suspending(fn, def_loc):
             loc = (code.co_filename, ins.positions.lineno, (ins.positions.col_offset or 0) + 1)
             break
     what = "be async (await)" if code.co_flags & inspect.CO_COROUTINE else "yield"
-    raise TileTypeError(f"a kernel cannot {what}: its body is traced once and returns "
+    raise TileSyntaxError(f"a kernel cannot {what}: its body is traced once and returns "
                         "nothing", "write results to an output array with tile.store; to "
                         "generate trace-time values, yield from a helper and loop over it "
                         "with a Python for", location=loc)
 
 
 def _recursion_error(e):
-    """The TileTypeError for a RecursionError out of tracing: at the call of
+    """The TileRecursionError for a RecursionError out of tracing: at the call of
     the first user function that recursed (tracing inlines every call)."""
     frames = []  # (code, frame) of the user's frames, outermost first
     tb = e.__traceback__
@@ -122,7 +123,7 @@ def _recursion_error(e):
     for code, frame in frames:
         first = seen.get(id(code))
         if first is not None:
-            return TileTypeError(
+            return TileRecursionError(
                 f"recursion is not supported in kernels: '{code.co_name}' calls itself "
                 "(directly or through other functions) until Python's recursion limit",
                 "kernels and their helpers are traced inline: unroll a fixed depth with "
@@ -130,6 +131,6 @@ def _recursion_error(e):
                 location=frame_location(first))
         seen[id(code)] = frame
     where = frame_location(frames[-1][1]) if frames else None
-    return TileTypeError("tracing the kernel nested calls deeper than Python's recursion "
+    return TileRecursionError("tracing the kernel nested calls deeper than Python's recursion "
                          "limit", "split deeply nested expressions or helpers",
                          location=where)
