@@ -29,11 +29,31 @@ from .language import (Array, Constant, Scalar, Tile, broadcast_to, constexpr,
 from .loops import range, static_iter
 from .memory import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min,
                      atomic_or, atomic_xchg, atomic_xor, gather, load, scatter, store)
-from .ops import (abs, arange, astype, bid, cdiv, ceil, cos, device_assert, device_print,
-                  erf, exp, exp2, fma, floor, full, inf, log, log2, maximum, minimum, nan,
-                  num_blocks, ones, rsqrt, sigmoid, sin, sqrt, tanh, where, zeros)
+from .ops import (abs, arange, bid, cdiv, ceil, cos, device_assert, device_print, erf,
+                  fma, floor, full, inf, log, log2, nan, num_blocks, ones, sigmoid, sin,
+                  where, zeros)
 from .reduce import (argmax, argmin, cumprod, cumsum, matmul, max, min, mma, prod,
                      reduce, scan, sum)
+
+# cuTile's names (issue 16, docs/cutile.md); named.py's exp, exp2, sqrt, rsqrt,
+# tanh, maximum, minimum and astype wrap ops' with cuTile's keywords.
+from .annotations import (ArrayAnnotation, ConstantAnnotation, IndexedWithInt64,  # noqa: E402
+                          ListAnnotation, ScalarAnnotation, ScalarInt64)
+from .debug import assert_, print, printf  # noqa: E402
+from .dtypes import float4_e2m1fn, float8_e5m3fnu, float8_e8m0fnu  # noqa: E402
+from .named import (RoundingMode, add, astype, atan2, bitwise_and, bitwise_lshift,  # noqa: E402
+                    bitwise_not, bitwise_or, bitwise_rshift, bitwise_xor, cosh, divmod,
+                    equal, exp, exp2, floordiv, greater, greater_equal, isnan, less,
+                    less_equal, maximum, minimum, mma_scaled, mod, mul, negative,
+                    not_equal, pow, rsqrt, sinh, sqrt, sub, tan, tanh, truediv)
+from .static import ensure_constant, static_assert, static_eval  # noqa: E402
+
+# cuTile's memory names (issue 16): padding and memory-model enums, views,
+# advanced indexing (memory_model.py, views.py)
+from .memory import num_tiles  # noqa: E402
+from .memory_model import MemoryOrder, MemoryScope, PaddingMode  # noqa: E402
+from .views import (RawArrayMemory, Slice, TiledView, assume_divisible_by,  # noqa: E402
+                    load_advanced_indexing, store_advanced_indexing)
 
 __version__ = "0.1.0"
 
@@ -61,7 +81,20 @@ __all__ = [
     "TileStaticAssertionError", "TileStaticEvalError", "TileUnsupportedFeatureError",
     "TileRecursionError", "TileInternalError", "TileCompilerExecutionError",
     "TileCompilerTimeoutError",
+    # cuTile's names: named arithmetic, comparisons, math, hints, static checks, printing
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "divmod", "negative",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_lshift",
+    "bitwise_rshift", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+    "tan", "sinh", "cosh", "atan2", "isnan", "RoundingMode", "mma_scaled",
+    "float4_e2m1fn", "float8_e8m0fnu", "float8_e5m3fnu", "static_eval", "static_assert",
+    "ensure_constant", "printf", "print", "assert_", "ArrayAnnotation", "ConstantAnnotation",
+    "ScalarAnnotation", "ListAnnotation", "IndexedWithInt64", "ScalarInt64",
 ]
+
+
+__all__ += ["PaddingMode", "MemoryOrder", "MemoryScope", "num_tiles", "TiledView", "Slice",
+            "RawArrayMemory", "load_advanced_indexing", "store_advanced_indexing",
+            "assume_divisible_by"]
 
 
 def transpose(t, axes=None):

@@ -5,7 +5,8 @@ import math
 __all__ = [
     "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
-    "float8_e4m3fn", "float8_e5m2", "ALL_DTYPES", "to_dtype", "promote",
+    "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float8_e8m0fnu", "float8_e5m3fnu",
+    "ALL_DTYPES", "to_dtype", "promote",
     "KIND_BOOL", "KIND_INT", "KIND_FLOAT",
 ]
 
@@ -17,10 +18,10 @@ class DType:
     the element type of arrays in memory (bool is stored as a byte)."""
 
     __slots__ = ("name", "mlir", "mem_mlir", "kind", "bits", "signed",
-                 "itemsize", "_limits")
+                 "itemsize", "_limits", "needs")
 
     def __init__(self, name, mlir, kind, bits, signed=True, mem_mlir=None,
-                 limits=None):
+                 limits=None, needs=None):
         self.name = name
         self.mlir = mlir
         self.mem_mlir = mem_mlir or mlir
@@ -30,6 +31,8 @@ class DType:
         self.itemsize = max(1, bits // 8)
         # floats: (max finite, hex of +inf or None, hex of -inf, hex of nan)
         self._limits = limits
+        # the target a dtype tile cannot compile needs ("sm_100"), or None
+        self.needs = needs
 
     is_floating = property(lambda self: self.kind == KIND_FLOAT)
     is_integer = property(lambda self: self.kind == KIND_INT)
@@ -41,6 +44,12 @@ class DType:
 
     def __reduce__(self):  # dtypes are singletons, also across pickling
         return (to_dtype, (self.name,))
+
+    def __call__(self, value, /):
+        """In a kernel, `tile.int16(5)` is an int16 scalar (`x` converted for a
+        traced value)."""
+        from .named import dtype_call
+        return dtype_call(self, value)
 
 
 def _f(name, mlir, bits, max_finite, pinf, ninf, nan):
@@ -65,6 +74,13 @@ float64 = _f("float64", "f64", 64, 1.7976931348623157e308, "0x7FF0000000000000",
 # e4m3fn has no infinity: +-inf saturate to +-448 (its largest finite values).
 float8_e4m3fn = _f("float8_e4m3fn", "f8E4M3FN", 8, 448.0, "0x7E", "0xFE", "0x7F")
 float8_e5m2 = _f("float8_e5m2", "f8E5M2", 8, 57344.0, "0x7C", "0xFC", "0x7E")
+
+# Blackwell-only types (cuTile's): names that exist, but using one is an
+# error naming sm_100 (language.dtype_arg); never in ALL_DTYPES.
+float4_e2m1fn = DType("float4_e2m1fn", "f4E2M1FN", KIND_FLOAT, 4, needs="sm_100")
+float8_e8m0fnu = DType("float8_e8m0fnu", "f8E8M0FNU", KIND_FLOAT, 8, needs="sm_100")
+float8_e5m3fnu = DType("float8_e5m3fnu", "f8E5M3FNU", KIND_FLOAT, 8, needs="sm_100")
+BLACKWELL_DTYPES = (float4_e2m1fn, float8_e8m0fnu, float8_e5m3fnu)
 
 ALL_DTYPES = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
               float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2)

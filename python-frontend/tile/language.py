@@ -12,8 +12,9 @@ import numbers
 from functools import reduce
 
 from . import dtypes as D
-from .errors import TileShapeError, TileTypeError
+from .errors import TileShapeError, TileTypeError, TileUnsupportedFeatureError
 from .ir import builder, tensor_type
+from .memory_model import PaddingMode
 
 MAX_TILE_ELEMENTS = 1 << 20
 
@@ -38,6 +39,9 @@ constexpr = Constant
 
 def is_constant_annotation(ann):
     if ann is Constant or isinstance(ann, Constant):
+        return True
+    from .annotations import constant_metadata  # cuTile's Annotated[T, ConstantAnnotation()]
+    if constant_metadata(ann):
         return True
     if isinstance(ann, str):  # `from __future__ import annotations`
         return "Constant" in ann or "constexpr" in ann
@@ -116,6 +120,12 @@ class Value:
     def __rlshift__(self, o): return _arith.binary("lshift", o, self)
     def __rshift__(self, o): return _arith.binary("rshift", self, o)
     def __rrshift__(self, o): return _arith.binary("rshift", o, self)
+    def __divmod__(self, o):
+        return _arith.binary("floordiv", self, o), _arith.binary("mod", self, o)
+
+    def __rdivmod__(self, o):
+        return _arith.binary("floordiv", o, self), _arith.binary("mod", o, self)
+
     def __matmul__(self, o):
         from .reduce import matmul
         return matmul(self, o)
@@ -137,8 +147,16 @@ class Value:
         from .ops import abs as _abs
         return _abs(self)
 
-    def astype(self, dtype):
+    def astype(self, dtype, *, rounding_mode=None):
+        if rounding_mode is not None:  # cuTile's keyword: checked, rounds to nearest
+            from .named import check_math_hints
+            check_math_hints("astype", None, rounding_mode)
         return _arith.cast(self, dtype_arg(dtype))
+
+    def __format__(self, spec):
+        # f"{t}" in tile.print / tile.printf: a token they turn back into `t`
+        from .debug import format_token
+        return format_token(self, spec)
 
     to = astype
 
@@ -309,6 +327,24 @@ class Array:
     def __repr__(self):
         return f"Array({self.param or self.name}: {self.type})"
 
+    # cuTile's views (views.py)
+    def slice(self, axis, start, stop):
+        """A view of the elements [start, stop) along `axis`."""
+        from .views import array_slice
+        return array_slice(self, axis, start, stop)
+
+    def tiled_view(self, tile_shape, *, padding_mode=PaddingMode.UNDETERMINED,
+                   traversal_steps=None):
+        """A TiledView: this array as a grid of `tile_shape` tiles."""
+        from .views import tiled_view
+        return tiled_view(self, tile_shape, padding_mode=padding_mode,
+                          traversal_steps=traversal_steps)
+
+    def get_raw_memory(self):
+        """Loads, stores and atomics at element offsets from the base pointer."""
+        from .views import get_raw_memory
+        return get_raw_memory(self)
+
 
 # ---------------------------------------------------------------------------
 # Conversions
@@ -332,6 +368,10 @@ def as_operand(x, what="operand"):
 
 def dtype_arg(dt):
     d = D.to_dtype(dt)
+    if d is not None and d.needs:
+        raise TileUnsupportedFeatureError(
+            f"{d.name} needs {d.needs} (Blackwell); tile's targets (sm_80, sm_90, the CPU) "
+            "have no such type", "use float8_e4m3fn/float8_e5m2 or a 16-bit float")
     if d is None:
         raise TileTypeError(f"unsupported dtype {dt!r}",
                             "use one of tile.bool_, int8..int64, uint8..uint64, "
