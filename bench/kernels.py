@@ -121,8 +121,8 @@ def _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc, BN, D, MASK)
 
 
 @tile.kernel
-def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
-              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+def attention_diag(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+                   D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
     # q, k, v, o: (batch * heads, L, D), L a multiple of BM and BN. One block:
     # BM query rows of one head. Causal: the key blocks wholly below the
     # diagonal run unmasked; only the diagonal block(s) build the mask (as
@@ -155,7 +155,7 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
 @tile.kernel
 def attention_diag_if(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
                       D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
-    # `attention` in one loop: the mask is built under a runtime
+    # attention_diag in one loop: the mask is built under a runtime
     # `if j >= n_full` (an scf.if), so the loads stay one pipeline across the
     # diagonal; a bench row beside the two-loop form.
     mb = tile.bid(0)
@@ -182,12 +182,13 @@ def attention_diag_if(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Consta
 
 
 @tile.kernel
-def attention_masked_all(q, k, v, o, scale, BM: tile.Constant[int],
-                         BN: tile.Constant[int], D: tile.Constant[int],
-                         CAUSAL: tile.Constant[bool]):
-    # The causal kernel before `attention` split its loop: every key block up
-    # to the diagonal builds the mask (kept as a bench row for comparison).
+def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
     # q, k, v, o: (batch * heads, L, D). One block: BM query rows of one head.
+    # Causal: every key block up to the diagonal builds the mask. On the H200
+    # (2026-12-01, B4 H32 L4096 D128) this ran 1.42 ms against 1.64 for
+    # attention_diag (two loops: the second loop's ring starts cold) and 1.29
+    # for attention_diag_if, which is wrong there yet (see the bench row).
     mb = tile.bid(0)
     bh = tile.bid(1)
     qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
@@ -200,7 +201,7 @@ def attention_masked_all(q, k, v, o, scale, BM: tile.Constant[int],
     acc = tile.zeros((BM, D), tile.float32)
     n_kv = k.shape[1] // BN
     if CAUSAL:
-        n_kv = ((mb + 1) * BM) // BN
+        n_kv = tile.cdiv((mb + 1) * BM, BN)  # (mb+1)*BM // BN lost the diagonal if BM < BN
     rows = mb * BM + tile.arange(BM)
     for j in tile.range(n_kv):
         kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))

@@ -37,9 +37,9 @@ def attention_ref(q, k, v, causal):
     return np.einsum("bqk,bkd->bqd", p / p.sum(-1, keepdims=True), v)
 
 
-def skip_while_on_reference(request):
+def skip_on_reference(request, op="scf.while"):
     if request.config.getoption("--tile-reference"):
-        pytest.skip("refinterp has no scf.while")
+        pytest.skip(f"refinterp has no {op}")
 
 
 def qkv(rng, bh, seq, d, dtype=np.float32):
@@ -82,7 +82,7 @@ def test_example_attention_masks_only_the_last_loop(causal):
 @pytest.mark.parametrize("causal", [False, True])
 def test_bench_attention_masks_only_the_diagonal(causal):
     h = np.zeros((2, 128, 32), np.float16)
-    ir = trace(BENCH["attention"], h, h, h, h, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
+    ir = trace(BENCH["attention_diag"], h, h, h, h, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
     loops = _loops(ir)
     assert len(loops) == (2 if causal else 1), ir
     assert count(loops[0], "arith.select") == 0
@@ -90,7 +90,7 @@ def test_bench_attention_masks_only_the_diagonal(causal):
         assert count(loops[1], "arith.select") == 1
     one = trace(BENCH["attention_diag_if"], h, h, h, h, 0.1, BM=32, BN=32, D=32, CAUSAL=causal)
     assert len(_loops(one)) == 1 and count(one, "scf.if") == (1 if causal else 0)
-    old = trace(BENCH["attention_masked_all"], h, h, h, h, 0.1, BM=32, BN=32, D=32,
+    old = trace(BENCH["attention"], h, h, h, h, 0.1, BM=32, BN=32, D=32,
                 CAUSAL=causal)
     assert len(_loops(old)) == 1 and count(old, "arith.select") == (1 if causal else 0)
 
@@ -112,18 +112,25 @@ def test_example_attention(seq, bm, bn, causal):
 
 
 @pytest.mark.numerics
-@pytest.mark.parametrize("name", ["attention", "attention_diag_if", "attention_masked_all"])
+@pytest.mark.parametrize("name", ["attention", "attention_diag", "attention_diag_if"])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("seq,bm,bn", [(128, 32, 32), (128, 64, 32), (128, 32, 64), (64, 64, 64)])
-def test_bench_attention(name, seq, bm, bn, causal):
-    if name == "attention_masked_all" and bm < bn and causal:
-        pytest.skip("the old kernel's causal bound ((mb+1)*BM)//BN drops keys when BM < BN")
+@pytest.mark.parametrize("bh,seq,bm,bn,d", [
+    (2, 128, 32, 32, 32), (2, 128, 64, 32, 32), (2, 128, 32, 64, 32), (2, 64, 64, 64, 32),
+    (16, 256, 128, 128, 128)])  # every extent a multiple of 16, as the bench's
+def test_bench_attention(name, bh, seq, bm, bn, d, causal, request):
+    if name == "attention_diag_if" and causal:
+        skip_on_reference(request, "scf.if")
     dev = Device()
+    if (name == "attention_diag_if" and causal and bh == 16 and dev.backend == "cuda"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "GPU miscompile (H200, 2026-12-01): the scf.if mask inside the wgmma "
+            "attention loop gives wrong rows for query blocks >= 1 when the arrays' "
+            "extents are multiples of 16; see the issue-15 report")))
     rng = np.random.default_rng(seq + bm * 3 + bn)
-    q, k, v = qkv(rng, 2, seq, 32, np.float16)
-    o = dev.poisoned((2, seq, 32), np.float32)
-    BENCH[name][(seq // bm, 2)](dev.put(q), dev.put(k), dev.put(v), o, 32 ** -0.5,
-                                BM=bm, BN=bn, D=32, CAUSAL=causal)
+    q, k, v = qkv(rng, bh, seq, d, np.float16)
+    o = dev.poisoned((bh, seq, d), np.float32)
+    BENCH[name][(seq // bm, bh)](dev.put(q), dev.put(k), dev.put(v), o, d ** -0.5,
+                                 BM=bm, BN=bn, D=d, CAUSAL=causal)
     tol = 2e-2 if dev.backend == "cuda" else 1e-3
     assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
 
@@ -150,7 +157,7 @@ def test_grouped_order_is_a_permutation(helper, m, n, group):
     (128, 128, 64, 32, 64, 32, 3, 16),    # exactly one tile per program
 ])
 def test_persistent_matmul(M, N, K, bm, bn, bk, group, programs, request):
-    skip_while_on_reference(request)
+    skip_on_reference(request)
     dev = Device()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
     rng = np.random.default_rng(M + N + K)
@@ -168,7 +175,7 @@ def test_persistent_matmul(M, N, K, bm, bn, bk, group, programs, request):
 @pytest.mark.parametrize("M,N,K", [(192, 160, 96), (100, 130, 70)])
 def test_bench_matmul(name, programs, M, N, K, request):
     if programs:
-        skip_while_on_reference(request)
+        skip_on_reference(request)
     dev = Device()
     rng = np.random.default_rng(M * N)
     a = rng.standard_normal((M, K)).astype(np.float16)
