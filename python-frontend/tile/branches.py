@@ -123,12 +123,13 @@ def _leaf_type(a, e, paths):
                "results and pick one with `a if cond else b`")
 
 
-def _decide(name, init, out_then, out_else, live, paths):
+def _decide(name, init, out_then, out_else, live, paths, guard=False):
     """SAME, DROP, or (tree, [leaf spec]) with a leaf spec of SAME (equal on
     both paths: the if path's value) or a carried (shape, dtype)."""
     if out_then is init and out_else is init:
         return _SAME
-    if name == RV and (out_then is UNDEF) != (out_else is UNDEF):
+    if (out_then is UNDEF) != (out_else is UNDEF) and live and (
+            name == RV or (guard and out_else is UNDEF)):
         # A return value set on one path only: the other path has not
         # returned, so its value is never read (escapes.py); it takes the
         # returned value's structure, with zeros for its leaves.
@@ -177,13 +178,14 @@ def _same_python(a, e):
         return False
 
 
-def if_(cond, then_fn, else_fn, init, names, live, lines):
-    """Every rewritten `if` statement."""
+def if_(cond, then_fn, else_fn, init, names, live, lines, guard=False):
+    """Every rewritten `if` statement; `guard`: one escapes.py made to skip
+    the statements after a break/continue/return."""
     if not isinstance(cond, Value):
         if cond:
             return then_fn(*init)
         return else_fn(*init) if else_fn is not None else tuple(init)
-    return _runtime_if(cond, then_fn, else_fn, init, names, live, lines)
+    return _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard)
 
 
 def _trace_branch(b, fn, init):
@@ -195,7 +197,7 @@ def _trace_branch(b, fn, init):
     return block, outs
 
 
-def _runtime_if(cond, then_fn, else_fn, init, names, live, lines):
+def _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard=False):
     from .loops import _check_no_escape, _restore, _watched_containers
 
     b = ir.builder("a runtime if")
@@ -209,7 +211,7 @@ def _runtime_if(cond, then_fn, else_fn, init, names, live, lines):
     then_block, outs_t = _trace_branch(b, then_fn, init)
     else_block, outs_e = _trace_branch(b, else_fn, init)
     _check_no_escape(watched, start, loc, "runtime if")
-    specs = [_decide(n, i, t, e, lv, _Paths(n, ln, loc))
+    specs = [_decide(n, i, t, e, lv, _Paths(n, ln, loc), guard)
              for n, i, t, e, lv, ln in zip(names, init, outs_t, outs_e, live, lines)]
 
     carried = []  # (shape, dtype) per result

@@ -59,7 +59,11 @@ def _not_any(flags, src):
 def _guard_if(test, body, src):
     """`if test: body` at src's line; the body keeps its own lines (its ops
     and errors must point at the user's statements, not at the guard)."""
-    return ast.copy_location(ast.If(test=test, body=body, orelse=[]), src)
+    node = ast.copy_location(ast.If(test=test, body=body, orelse=[]), src)
+    # A name the body binds is never read on the skipped path (everything
+    # after an escape is guarded by the same flag), so it needs no value there.
+    node.tile_guard = True
+    return node
 
 
 def _sets(stmt, flags):

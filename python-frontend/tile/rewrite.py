@@ -319,6 +319,8 @@ class _Rewriter(ast.NodeTransformer):
                               self._grab(names, node), _const_tuple(names),
                               _const_tuple(self._live(names, inside)), lines_node],
                         keywords=[])
+        if getattr(node, "tile_guard", False):
+            call.keywords.append(ast.keyword(arg="guard", value=ast.Constant(value=True)))
         out.append(self._bind(names, call, node))
         return out
 

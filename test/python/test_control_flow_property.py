@@ -76,7 +76,7 @@ def test_generator_covers_the_control_flow():
         features |= p.features
     assert features >= {"if", "elif", "while", "range", "tile.range", "static", "break",
                         "continue", "and/or/not", "ifexp", "min/max", "abs", "runtime step",
-                        "reduction", "bound in every branch", "tile.where", "int // %"}
+                        "reduction", "bound in every branch", "tile.where", "int // %", "return"}
 
 
 # -- the property --------------------------------------------------------------------
@@ -219,10 +219,6 @@ def test_a_number_assigned_in_an_inner_loop_that_does_not_run(regressions, n, wa
     assert (dev.get(out) == want).all(), dev.get(out)
 
 
-@pytest.mark.xfail(strict=True, reason="the tracer refuses a name bound after a nested "
-                   "continue/break in a branch ('v' is assigned on only one path of this "
-                   "runtime if): escapes.py guards the binding with `if not flag`; "
-                   "cfgen.BIND_AFTER_ESCAPE turns the pattern on in the property once fixed")
 def test_a_name_bound_after_a_nested_continue(regressions):
     dev = Device()
     out = dev.poisoned(16, np.float32)

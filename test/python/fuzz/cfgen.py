@@ -28,10 +28,10 @@ INT, FLOAT, TILE, BOOL = "i", "f", "t", "b"
 N_INTS, N_FLOATS, N_TILES = 3, 2, 2  # arguments n0.., f0.., x0..
 MAX_DEPTH = 3
 MAX_LINES = 40
-# A name bound in a branch after a nested break/continue (and used after the
+# A name bound in a branch after a nested break/continue/return (used after the
 # branch) is refused by the tracer today (test_control_flow_property.py's
 # xfail shows it): until that is fixed such names are bound before the escape.
-BIND_AFTER_ESCAPE = False
+BIND_AFTER_ESCAPE = True
 
 
 class SeededDraw:
@@ -292,6 +292,8 @@ class Gen:
         if depth >= MAX_DEPTH or r <= 3 + depth or self.size >= MAX_LINES:
             if loops and r == 3:
                 return self.escape(env, loops)
+            if r == 1 and self.chance(25):
+                return self.early_return(env)
             if r == 2 and self.chance(40):  # a block-local temporary
                 kind = self.pick([TILE, FLOAT, INT])
                 v = self.name("v")
@@ -310,6 +312,17 @@ class Gen:
         self.features.add(kw)
         c = self.cond(env, 1)
         return [(f"if {c.k}:", f"if {c.np}:"), ("    " + kw, "    " + kw)]
+
+    def early_return(self, env):
+        """A store of the values so far and a return, under a runtime condition
+        (escapes.py lowers it to a flag that also leaves every loop)."""
+        self.features.add("return")
+        c = self.cond(env, 1)
+        final = final_value(env)
+        return [(f"if {c.k}:", f"if {c.np}:"),
+                (f"    tile.store(out, index=(pid,), tile={final})",
+                 f"    return T.broadcast_to({final}, (B,))"),
+                ("    return", "    pass")]
 
     def body(self, env, depth, loops, lo=1, hi=3):
         inner = env.child()
@@ -337,7 +350,7 @@ class Gen:
                 lines.append(("else:", "else:"))
             inner, body = self.body(env, depth, loops, hi=2)
             if fresh:
-                escapes = any(k.strip() in ("break", "continue") for k, _ in body)
+                escapes = any(k.strip() in ("break", "continue", "return") for k, _ in body)
                 if escapes and not BIND_AFTER_ESCAPE:  # from the names before the body
                     body = _indent(self.assign(env, fresh[1], fresh[0])) + body
                 else:
@@ -405,6 +418,12 @@ class Gen:
         return [(f"{w} = 0",) * 2, (f"while {test[0]}:", f"while {test[1]}:")] + _indent(lines)
 
 
+def final_value(env):
+    """What a program stores: every tile and (a quarter of) every scalar variable."""
+    return " + ".join(env.of(TILE) + [f"{n} * 0.25" for n in env.of(INT) + env.of(FLOAT)
+                                      if n in env.mutable])
+
+
 def _indent(lines):
     return [("    " + k, "    " + m) for k, m in lines]
 
@@ -457,8 +476,7 @@ def generate(draw):
         env.add(name, kind)
     body = g.block(env, 0, False, g.d.integer(1, 5))
     lines = pre + body
-    final_k = " + ".join(env.of(TILE) + [f"{n} * 0.25" for n in env.of(INT) + env.of(FLOAT)
-                                          if n in env.mutable])
+    final_k = final_value(env)
     kernel = KERNEL.format(tiles=", ".join(tiles), ints=", ".join(ints),
                            floats=", ".join(floats), final=final_k,
                            body="\n".join("    " + k for k, _ in lines))
