@@ -1,6 +1,6 @@
 """Property test of runtime control flow (issue 15): random branchy kernels
 (fuzz/cfgen.py: if/elif/else, conditional expressions, while loops,
-range/tile.range with runtime bounds and steps, break/continue, and/or/not,
+range/tile.range with runtime bounds and steps, break/continue/return, and/or/not,
 min/max/abs, nested up to depth 3) compiled on the available backend and
 compared with the same program run by plain Python on NumPy float64 values.
 

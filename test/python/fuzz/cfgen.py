@@ -5,8 +5,8 @@ Programs work on 1-D f32 tiles (t*), int scalars (s*, the i32 arguments n*,
 the block id `pid`, loop indices i*) and float scalars (g*, the f32
 arguments f*), with if/elif/else, conditional expressions, while loops with
 a counter bound, `range`/`tile.range` with runtime bounds and steps (zero
-and negative included), trace-time `range(k)`, break/continue under runtime
-conditions, and/or/not, min/max/abs. Every name has one kind (tile, int or
+and negative included), trace-time `range(k)`, break/continue and an early
+store-and-return under runtime conditions, and/or/not, min/max/abs. Every name has one kind (tile, int or
 float) for its whole life, and a name first bound in a branch is bound on
 every path, so the program is well-typed for the tracer.
 
@@ -28,9 +28,8 @@ INT, FLOAT, TILE, BOOL = "i", "f", "t", "b"
 N_INTS, N_FLOATS, N_TILES = 3, 2, 2  # arguments n0.., f0.., x0..
 MAX_DEPTH = 3
 MAX_LINES = 40
-# A name bound in a branch after a nested break/continue/return (used after the
-# branch) is refused by the tracer today (test_control_flow_property.py's
-# xfail shows it): until that is fixed such names are bound before the escape.
+# A name bound in every branch may be bound after a nested break/continue/
+# return (the tracer refused that until 082cda2); False binds it before.
 BIND_AFTER_ESCAPE = True
 
 
