@@ -5,9 +5,10 @@ keywords, `RoundingMode`, and `mma_scaled` (Blackwell only).
 What the keywords do in tile (docs/cutile.md lists them):
 - `flush_to_zero=True` (float32 only) flushes subnormal inputs and results to
   zero of the same sign, on every backend.
-- `rounding_mode`: `RN` is what tile computes; the other modes are checked
-  (the op must take the mode, the dtype must allow it) and then ignored:
-  results are rounded to nearest even, and FULL/APPROX use tile's own
+- `rounding_mode` is checked (the op must take the mode, the dtype must allow
+  it). `RN` is what tile computes; `RZ`/`RM`/`RP` act on float32 and float64
+  add, sub, mul, truediv and sqrt (`directed` below) and are ignored on
+  float16/bfloat16 (rounded to nearest); FULL/APPROX use tile's own
   implementation of the function.
 - `propagate_nan` on minimum/maximum: False (cuTile's default) ignores a NaN
   operand, True gives NaN.
@@ -127,16 +128,107 @@ def _operand_dtype(op, *vals):
 
 
 # ---------------------------------------------------------------------------
+# Directed rounding (RZ, RM, RP) of float32/float64 add, sub, mul, truediv, sqrt
+# ---------------------------------------------------------------------------
+#
+# The result rounded to nearest, r, is one ulp step from the directed result at
+# most. The sign of (exact - r) comes from an error-free transformation: the
+# rounding error of a sum (TwoSum), of a product (fma(a, b, -r)), the
+# remainder of a quotient (fma(-r, b, a), sign times b's) or of a square root
+# (fma(-r, r, x)). r then steps one ulp (its bits +-1) when the exact value
+# lies on the wrong side of it; an overflow to infinity of finite operands
+# steps back to the largest finite value where the mode rounds toward it.
+
+_STEPS = (RoundingMode.RZ, RoundingMode.RM, RoundingMode.RP)
+_BITS = {32: D.int32, 64: D.int64}
+
+
+def _f(name, *vals):
+    v = vals[0]
+    args = ", ".join(x.name for x in vals)
+    return _like(v, builder().emit(f"{name} {args} : {v.type}"), v.dtype)
+
+
+def _sel(c, a, b):
+    types = a.type if shape_of(a) is None else f"{c.type}, {a.type}"
+    return _like(a, builder().emit(f"arith.select {c.name}, {a.name}, {b.name} : {types}"),
+                 a.dtype)
+
+
+def _bitcast(v, dt):
+    t = dt.mlir if shape_of(v) is None else v.type.replace(v.dtype.mlir, dt.mlir)
+    out = builder().emit(f"arith.bitcast {v.name} : {v.type} to {t}")
+    return _like(v, out, dt)
+
+
+def directed(op, mode, a, b=None):
+    """`op` ("add", "sub", "mul", "truediv", "sqrt") of float32/float64 values
+    `a`, `b` (same dtype and shape) rounded by `mode` (RZ, RM or RP)."""
+    dt, shape = a.dtype, shape_of(a)
+    zero = materialize(0.0, dt, shape)
+    if op == "sqrt":
+        r = _unary_math("sqrt", a)
+        err = _f("math.fma", negate(r), r, a)
+    elif op == "mul":
+        r = _f("arith.mulf", a, b)
+        err = _f("math.fma", a, b, negate(r))
+    elif op == "truediv":
+        r = _f("arith.divf", a, b)
+        rem = _f("math.fma", negate(r), b, a)
+        err = _sel(compare("lt", b, zero), negate(rem), rem)
+    else:
+        if op == "sub":
+            b = negate(b)
+        r = _f("arith.addf", a, b)  # TwoSum
+        bv = _f("arith.subf", r, a)
+        av = _f("arith.subf", r, bv)
+        err = _f("arith.addf", _f("arith.subf", a, av), _f("arith.subf", b, bv))
+    above, below = compare("gt", err, zero), compare("lt", err, zero)  # exact vs r
+    positive, negative_r = compare("gt", r, zero), compare("lt", r, zero)
+    it = _BITS[dt.bits]
+    bits = _bitcast(r, it)
+    one = materialize(1, it, shape)
+    up = _bitcast(_sel(negative_r, _f("arith.subi", bits, one), _f("arith.addi", bits, one)), dt)
+    down = _bitcast(_sel(positive, _f("arith.subi", bits, one), _f("arith.addi", bits, one)), dt)
+    if mode is RoundingMode.RP:
+        out = _sel(above, up, r)
+    elif mode is RoundingMode.RM:
+        out = _sel(below, down, r)
+    else:  # toward zero: down from a positive r, up from a negative one
+        out = _sel(binary("and", positive, below), down, _sel(binary("and", negative_r, above),
+                                                               up, r))
+    # finite operands that overflowed to +-inf: toward zero / the bound
+    inf = materialize(float("inf"), dt, shape)
+    big = materialize(dt._limits[0], dt, shape)
+    finite = compare("lt", _unary_math("absf", a), inf)
+    if b is not None:
+        finite = binary("and", finite, compare("lt", _unary_math("absf", b), inf))
+    if op == "truediv":  # x / 0 is an exact infinity
+        finite = binary("and", finite, compare("ne", b, zero))
+    overflow = binary("and", finite, compare("eq", _unary_math("absf", r), inf))
+    bound = {RoundingMode.RZ: _f("math.copysign", big, r),
+             RoundingMode.RM: _sel(positive, big, r),
+             RoundingMode.RP: _sel(negative_r, negate(big), r)}[mode]
+    return _sel(overflow, bound, out)
+
+
+# ---------------------------------------------------------------------------
 # Arithmetic with cuTile's keywords
 # ---------------------------------------------------------------------------
 
 def _rounded_binary(op):
     def fn(x, y, /, *, rounding_mode=None, flush_to_zero=False):
         x, y = as_operand(x), as_operand(y)
-        ftz = check_math_hints(op, _operand_dtype(op, x, y), rounding_mode, flush_to_zero)
+        dt = _operand_dtype(op, x, y)
+        ftz = check_math_hints(op, dt, rounding_mode, flush_to_zero)
         if ftz:
             x, y = flush_subnormals(x), flush_subnormals(y)
-        out = binary(op, x, y)
+        if rounding_mode in _STEPS and dt in (D.float32, D.float64):
+            shape = broadcast_shapes(shape_of(x), shape_of(y))
+            out = directed(op, rounding_mode, materialize(x, dt, shape),
+                           materialize(y, dt, shape))
+        else:
+            out = binary(op, x, y)
         return flush_subnormals(out) if ftz else out
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = (f"Elementwise `{op}` of `x` and `y` (broadcast, promoted); `rounding_mode` "
@@ -260,7 +352,7 @@ def _flushing_unary(name, impl, doc, rounding=False):
         ftz = check_math_hints(name, _operand_dtype(name, x), rounding_mode, flush_to_zero)
         if ftz:
             x = flush_subnormals(x)
-        out = impl(x)
+        out = impl(x, rounding_mode) if rounding else impl(x)
         return flush_subnormals(out) if ftz else out
 
     if rounding:
@@ -274,9 +366,15 @@ def _flushing_unary(name, impl, doc, rounding=False):
     return fn
 
 
+def _sqrt(x, rounding_mode=None):
+    if rounding_mode in _STEPS and isinstance(x, Value) and x.dtype in (D.float32, D.float64):
+        return directed("sqrt", rounding_mode, x)
+    return _ops.sqrt(x)
+
+
 exp2 = _flushing_unary("exp2", _ops.exp2, "2**x elementwise.")
 rsqrt = _flushing_unary("rsqrt", _ops.rsqrt, "1/sqrt(x) elementwise.")
-sqrt = _flushing_unary("sqrt", _ops.sqrt, "Square root elementwise.", rounding=True)
+sqrt = _flushing_unary("sqrt", _sqrt, "Square root elementwise.", rounding=True)
 
 
 def _math(name, pyfn, doc):

@@ -270,6 +270,80 @@ def test_rounding_modes_are_accepted(dev, rng):
     assert_close(dev.get(out), want, rtol=2e-5, atol=2e-5)
 
 
+@ct.kernel
+def directed_op(x, y, out, OP: ct.Constant[str], MODE: ct.Constant[str],
+                BLOCK: ct.Constant[int]):
+    i = ct.bid(0)
+    a = ct.load(x, index=(i,), shape=(BLOCK,))
+    b = ct.load(y, index=(i,), shape=(BLOCK,))
+    mode = getattr(ct.RoundingMode, MODE)
+    if OP == "sqrt":
+        r = ct.sqrt(a, rounding_mode=mode)
+    else:
+        r = getattr(ct, OP)(a, b, rounding_mode=mode)
+    ct.store(out, index=(i,), tile=r)
+
+
+def _directed_reference(op, mode, x, y):
+    """NumPy's round-to-nearest result stepped one ulp by the side the exact
+    value (fractions.Fraction) lies on."""
+    from fractions import Fraction
+    import math
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide}
+    with np.errstate(all="ignore"):
+        rn = np.sqrt(x) if op == "sqrt" else fn[op](x, y)
+    big = np.finfo(x.dtype).max
+    out = rn.copy()
+    for k in range(x.size):
+        a, b, r = float(x[k]), float(y[k]), rn[k]
+        if math.isnan(r) or not (math.isfinite(a) and math.isfinite(b)):
+            continue
+        if math.isinf(r):
+            if op == "truediv" and b == 0:
+                continue
+            if mode == "RZ" or (mode == "RM" and r > 0) or (mode == "RP" and r < 0):
+                out[k] = math.copysign(big, r)
+            continue
+        if op == "sqrt":
+            side = (Fraction(a) > Fraction(float(r)) ** 2) - (Fraction(a) < Fraction(float(r)) ** 2)
+        else:
+            A, Bf = Fraction(a), Fraction(b)
+            exact = {"add": A + Bf, "sub": A - Bf, "mul": A * Bf,
+                     "truediv": A / Bf if b else None}[op]
+            if exact is None:
+                continue
+            side = (exact > Fraction(float(r))) - (exact < Fraction(float(r)))
+        step = (mode == "RP" and side > 0) or (mode == "RM" and side < 0) or \
+            (mode == "RZ" and ((side < 0 and r > 0) or (side > 0 and r < 0)))
+        if step:
+            out[k] = np.nextafter(r, x.dtype.type(np.inf if side > 0 else -np.inf))
+    return out
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv", "sqrt"])
+@pytest.mark.parametrize("mode", ["RZ", "RM", "RP"])
+def test_directed_rounding_modes(dev, rng, dtype, op, mode):
+    x = (rng.standard_normal(N) * 10.0 ** rng.integers(-3, 4, N)).astype(dtype)
+    y = (rng.standard_normal(N) * 10.0 ** rng.integers(-3, 4, N)).astype(dtype)
+    if op == "sqrt":
+        x = np.abs(x)
+    big = np.finfo(dtype).max
+    x[:8] = [big, -big, big / 2, np.inf, np.nan, 0.0, -0.0, 1.0]  # overflow, specials
+    y[:8] = [big, -big, 4.0, 1.0, 1.0, 0.0, 1.0, 3.0]
+    if op == "sqrt":
+        x[:8] = np.abs(x[:8])
+    out = dev.poisoned(N, dtype)
+    directed_op[(ct.cdiv(N, B),)](dev.put(x), dev.put(y), out, OP=op, MODE=mode, BLOCK=B)
+    got, want = dev.get(out), _directed_reference(op, mode, x, y)
+    np.testing.assert_array_equal(got, want)
+    with np.errstate(all="ignore"):
+        rn = np.sqrt(x) if op == "sqrt" else {"add": np.add, "sub": np.subtract,
+                                              "mul": np.multiply, "truediv": np.divide}[op](x, y)
+    assert (got != rn).sum() > N // 8  # the mode changed many results
+
+
 def _hint_kernel(expr):
     """A kernel evaluating `expr` on f32 tile `a` (and i32 tile `n`)."""
     src = (f"def k(x):\n"
