@@ -55,6 +55,11 @@ from .memory_model import MemoryOrder, MemoryScope, PaddingMode  # noqa: E402
 from .views import (RawArrayMemory, Slice, TiledView, assume_divisible_by,  # noqa: E402
                     load_advanced_indexing, store_advanced_indexing)
 
+# cuTile's tile ops (issue 16): subtiles, concatenation, bits, tfloat32
+from .dtypes import tfloat32  # noqa: E402
+from .shapes import (astile, bitcast, cat, extract, insert, pack_to_bytes,  # noqa: E402
+                     transpose, unpack_from_bytes)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -96,14 +101,8 @@ __all__ += ["PaddingMode", "MemoryOrder", "MemoryScope", "num_tiles", "TiledView
             "RawArrayMemory", "load_advanced_indexing", "store_advanced_indexing",
             "assume_divisible_by"]
 
-
-def transpose(t, axes=None):
-    """Reverses the axes of `t` (swaps them for 2-d), or permutes by `axes`."""
-    from .language import _to_tile
-    t = _to_tile(t)
-    if axes is None:
-        return t.T
-    return permute(t, axes)
+__all__ += ["extract", "insert", "cat", "astile", "bitcast", "pack_to_bytes",
+            "unpack_from_bytes", "tfloat32"]
 
 
 def default_backend():

@@ -5,7 +5,8 @@ import math
 __all__ = [
     "DType", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16",
     "uint32", "uint64", "float16", "bfloat16", "float32", "float64",
-    "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn", "float8_e8m0fnu", "float8_e5m3fnu",
+    "float8_e4m3fn", "float8_e5m2", "tfloat32", "float4_e2m1fn", "float8_e8m0fnu",
+    "float8_e5m3fnu",
     "ALL_DTYPES", "to_dtype", "promote",
     "KIND_BOOL", "KIND_INT", "KIND_FLOAT",
 ]
@@ -74,6 +75,10 @@ float64 = _f("float64", "f64", 64, 1.7976931348623157e308, "0x7FF0000000000000",
 # e4m3fn has no infinity: +-inf saturate to +-448 (its largest finite values).
 float8_e4m3fn = _f("float8_e4m3fn", "f8E4M3FN", 8, 448.0, "0x7E", "0xFE", "0x7F")
 float8_e5m2 = _f("float8_e5m2", "f8E5M2", 8, 57344.0, "0x7C", "0xFC", "0x7E")
+# tfloat32 (cuTile's): an mma operand type. Its tiles hold float32 bits;
+# mma/matmul of tfloat32 inputs run as tf32 (tensor cores round the inputs).
+tfloat32 = _f("tfloat32", "f32", 32, 3.4028234663852886e38, "0x7F800000", "0xFF800000",
+              "0x7FC00000")
 
 # Blackwell-only types (cuTile's): names that exist, but using one is an
 # error naming sm_100 (language.dtype_arg); never in ALL_DTYPES.
@@ -95,6 +100,7 @@ _ALIASES = {
     "float8_e5m2": float8_e5m2,
 }
 _BY_NAME.update(_ALIASES)
+_BY_NAME.update({"tfloat32": tfloat32, "tf32": tfloat32})
 
 
 def to_dtype(x):

@@ -14,6 +14,7 @@ from functools import reduce
 from . import dtypes as D
 from .errors import TileShapeError, TileTypeError, TileUnsupportedFeatureError
 from .ir import builder, tensor_type
+from .ir import current as _ir_current
 from .memory_model import PaddingMode
 
 MAX_TILE_ELEMENTS = 1 << 20
@@ -210,16 +211,32 @@ class Tile(Value):
             raise TileTypeError("len() of a rank-0 tile")
         return self.shape[0]
 
-    def reshape(self, *shape):
-        return reshape(self, shape[0] if len(shape) == 1 else shape)
+    def reshape(self, shape, *more):
+        return reshape(self, (shape,) + more if more else shape)
 
-    def permute(self, *axes):
-        return permute(self, axes[0] if len(axes) == 1 else axes)
+    def permute(self, axes, *more):
+        return permute(self, (axes,) + more if more else axes)
 
-    def transpose(self, *axes):
-        if not axes:
-            return self.T
-        return permute(self, axes[0] if len(axes) == 1 else axes)
+    def transpose(self, axis0=None, axis1=None, *more):
+        """cuTile's transpose(axis0, axis1); t.transpose(2, 0, 1) permutes."""
+        if more:
+            return permute(self, (axis0, axis1) + more)
+        from .shapes import transpose
+        return transpose(self, axis0, axis1)
+
+    # cuTile's subtile ops (shapes.py)
+    def item(self):
+        from .shapes import item
+        return item(self)
+
+    def extract(self, index, shape):
+        from .shapes import extract
+        return extract(self, index, shape)
+
+    def insert(self, index, value):
+        from .shapes import insert
+        return insert(self, index, value)
+
 
     def expand_dims(self, axis):
         return expand_dims(self, axis)
@@ -352,6 +369,11 @@ class Array:
 
 def as_operand(x, what="operand"):
     """A Value or a Python number (NumPy scalars become Python numbers)."""
+    if isinstance(x, Tile):
+        b = _ir_current()
+        if b is not None and getattr(b, "capture", None) is not None:
+            return b.capture(x)  # a tile a reduce/scan combiner captured
+        return x
     if isinstance(x, Value) or isinstance(x, (bool, int, float)):
         return x
     if isinstance(x, numbers.Number) and hasattr(x, "item"):

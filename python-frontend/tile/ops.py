@@ -57,10 +57,10 @@ def cdiv(a, b):
 # Creation
 # ---------------------------------------------------------------------------
 
-def full(shape, value, dtype=None):
-    """A tile of `shape` filled with `value` (a number or a runtime scalar)."""
+def full(shape, fill_value, dtype=None):
+    """A tile of `shape` filled with `fill_value` (a number or a runtime scalar)."""
     shape = check_shape(shape)
-    value = as_operand(value, "fill value")
+    value = as_operand(fill_value, "fill value")
     dt = common_dtype([value]) if dtype is None else dtype_arg(dtype)
     if isinstance(value, Tile) and value.shape != ():
         raise TileTypeError(f"tile.full needs a scalar fill value, got a tile of shape {value.shape}",
@@ -79,14 +79,21 @@ def ones(shape, dtype=D.float32):
     return full(shape, 1, dtype)
 
 
-def arange(n, dtype=D.int32):
-    """The 1-d tile [0, 1, ..., n-1]; n a power of two."""
-    (n,) = check_shape((n,), "arange")
+def arange(size, dtype=D.int32, *, start=0, step=1):
+    """The 1-d tile [start, start + step, ..., start + (size-1) * step] of
+    `dtype`; `size` a power of two, `start` and `step` numbers or runtime
+    scalars (computed in `dtype`)."""
+    (n,) = check_shape((size,), "arange")
     dt = dtype_arg(dtype)
     b = builder("tile.arange")
     it = dt if dt.kind == D.KIND_INT else D.int32
-    t = Tile(b.emit(f"tile.iota : {tensor_type((n,), it.mlir)}"), (n,), it)
-    return cast(t, dt)
+    t = cast(Tile(b.emit(f"tile.iota : {tensor_type((n,), it.mlir)}"), (n,), it), dt)
+    start, step = as_operand(start, "arange start"), as_operand(step, "arange step")
+    if isinstance(step, Value) or step != 1:
+        t = cast(binary("mul", t, step), dt)
+    if isinstance(start, Value) or start != 0:
+        t = cast(binary("add", t, start), dt)
+    return t
 
 
 # ---------------------------------------------------------------------------

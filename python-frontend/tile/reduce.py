@@ -8,28 +8,76 @@ import numbers
 
 from . import dtypes as D
 from .arith import binary, cast
-from .errors import TileShapeError, TileTypeError, user_location
+from .errors import TileShapeError, TileTypeError, TileValueError, user_location
 from .ir import builder, tensor_type
-from .language import (Scalar, Tile, Value, _to_tile, as_operand, broadcast_to,
-                       common_dtype, expand_dims, materialize, reshape)
+from .language import (Scalar, Tile, Value, _to_tile, as_operand, broadcast_shapes,
+                       broadcast_to, common_dtype, expand_dims, materialize, reshape)
 from .ops import where, zeros
 
 
 def _combiner_region(b, srcs, combine):
     """The `^bb0(...)` block of a reduce/scan combiner, as lines."""
-    b.push(isolated=True)
+    block = b.push(isolated=True)
+    start = b.counter
     # (accumulated..., new...) scalars
     args = [Scalar(b.fresh(), s.dtype) for s in srcs]
     args += [Scalar(b.fresh(), s.dtype) for s in srcs]
-    out = combine(*args)
-    if not isinstance(out, (tuple, list)):
-        out = (out,)
-    out = [materialize(o, s.dtype, None) for o, s in zip(out, srcs)]
+    prev = getattr(b, "capture", None)
+    b.capture = _capturer(b, block, start)
+    try:
+        out = combine(*args)
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        if len(out) != len(srcs):
+            raise TileTypeError(f"the combiner returned {len(out)} values for {len(srcs)} "
+                                "operands", "return one combined value per operand")
+        out = [_scalar_of(b.capture(o) if isinstance(o, Tile) else o, s.dtype)
+               for o, s in zip(out, srcs)]
+    finally:
+        b.capture = prev
     b.emit(f"tile.yield {', '.join(o.name for o in out)} : "
            f"{', '.join(o.type for o in out)}", nres=0)
     lines = b.pop()
     head = "^bb0(" + ", ".join(f"{a.name}: {a.type}" for a in args) + "):"
     return [head] + lines
+
+
+def _defined_before(name, start):
+    num = name[1:].split("#")[0]
+    return not num.isdigit() or int(num) <= start
+
+
+def _capturer(b, block, start):
+    """What a combiner sees of a tile made outside it (cuTile's captured
+    values): a 0-d tile becomes a scalar extracted before the reduce/scan op,
+    so the combiner stays scalar code."""
+    seen = {}
+
+    def capture(x):
+        if not isinstance(x, Tile) or not _defined_before(x.name, start):
+            return x
+        if x.shape != ():
+            raise TileTypeError(f"the combiner uses a tile of shape {x.shape} made outside "
+                                "it; it combines scalars", "capture scalars or 0-d tiles "
+                                "(e.g. tile.max(t)), or pass the tile as another operand")
+        if x.name not in seen:
+            inner, b.block = b.block, block.parent
+            try:
+                seen[x.name] = Scalar(b.emit(f"tensor.extract {x.name}[] : {x.type}"),
+                                      x.dtype)
+            finally:
+                b.block = inner
+        return seen[x.name]
+    return capture
+
+
+def _scalar_of(o, dt):
+    if isinstance(o, Tile):
+        if o.shape != ():
+            raise TileTypeError(f"the combiner returned a tile of shape {o.shape}",
+                                "it must return scalars (0-d tiles)")
+        o = Scalar(builder().emit(f"tensor.extract {o.name}[] : {o.type}"), o.dtype)
+    return materialize(o, dt, None)
 
 
 def _region_op(opname, srcs, axis, combine, result_shapes, attrs=""):
@@ -47,23 +95,51 @@ def _region_op(opname, srcs, axis, combine, result_shapes, attrs=""):
     return [Tile(n, shape, s.dtype) for n, shape, s in zip(names, result_shapes, srcs)]
 
 
-def reduce(srcs, axis, combine):
-    """Reduces one tile (or a tuple of same-shape tiles) along `axis` with
-    `combine(acc..., new...) -> new acc...`. Returns tile(s) without `axis`."""
-    single = not isinstance(srcs, (tuple, list))
-    srcs = [_to_tile(s) for s in ([srcs] if single else srcs)]
-    axis = _norm_axis(axis, srcs[0].ndim)
+def _operands(x, identity, what):
+    """(single, tiles broadcast to one shape) of reduce/scan's `x`, after
+    checking cuTile's `identity` (constants, one per operand; tile's
+    reductions start from the first element, so it is not used)."""
+    single = not isinstance(x, (tuple, list))
+    srcs = [_to_tile(s) for s in ([x] if single else x)]
+    if not srcs:
+        raise TileTypeError(f"{what} needs at least one tile")
+    shape = broadcast_shapes(*[s.shape for s in srcs])
+    srcs = [broadcast_to(s, shape) for s in srcs]
+    if identity is not None:
+        ids = identity if isinstance(identity, (tuple, list)) else (identity,)
+        if len(ids) != len(srcs):
+            raise TileValueError(f"{what}: identity must give one constant per operand "
+                                 f"({len(srcs)})", "e.g. identity=(0.0, 0) for two tiles")
+        for v in ids:
+            if isinstance(v, Value) or not isinstance(v, (bool, numbers.Number)):
+                raise TileValueError(f"{what}: identity must be constant scalars, got {v!r}")
+    return single, srcs
+
+
+def reduce(x, /, axis, func, identity=None, *, keepdims=False):
+    """Reduces a tile (or a tuple of tiles, broadcast together) along `axis`
+    with `func(acc..., new...) -> acc...` on scalars (cuTile's 0-d tiles);
+    `func` may use scalars and 0-d tiles of the kernel. Returns tile(s)
+    without `axis` (kept as size 1 with keepdims). `identity` (cuTile's) is
+    checked: constants, one per operand."""
+    single, srcs = _operands(x, identity, "reduce")
+    ndim = srcs[0].ndim
+    axis = _norm_axis(axis, ndim)
     shape = srcs[0].shape[:axis] + srcs[0].shape[axis + 1:]
-    out = _region_op("reduce", srcs, axis, combine, [shape] * len(srcs))
+    out = _region_op("reduce", srcs, axis, func, [shape] * len(srcs))
+    if keepdims:
+        out = [expand_dims(o, axis) for o in out]
     return out[0] if single else tuple(out)
 
 
-def scan(srcs, axis, combine, reverse=False):
-    """Inclusive scan of tile(s) along `axis` with `combine`."""
-    single = not isinstance(srcs, (tuple, list))
-    srcs = [_to_tile(s) for s in ([srcs] if single else srcs)]
+def scan(x, /, axis, func, identity=None, *, reverse=False):
+    """Inclusive scan of a tile (or a tuple of tiles, broadcast together)
+    along `axis` with `func`, as for reduce; from the end when `reverse`."""
+    single, srcs = _operands(x, identity, "scan")
     axis = _norm_axis(axis, srcs[0].ndim)
-    out = _region_op("scan", srcs, axis, combine, [srcs[0].shape] * len(srcs),
+    if isinstance(reverse, Value) or not isinstance(reverse, (bool, numbers.Integral)):
+        raise TileValueError(f"scan: reverse must be a constant bool, got {reverse!r}")
+    out = _region_op("scan", srcs, axis, func, [srcs[0].shape] * len(srcs),
                      " attributes {reverse}" if reverse else "")
     return out[0] if single else tuple(out)
 
@@ -131,20 +207,34 @@ def _acc_dtype(dt, dtype):
     return dt, dt
 
 
+def _hinted(fn, t, rounding_mode, flush_to_zero, combine):
+    """(t, combine) under cuTile's rounding_mode (checked; tile rounds to
+    nearest) and flush_to_zero (float32 subnormals flushed in every step)."""
+    from .named import check_math_hints, flush_subnormals
+    t = _to_tile(t)
+    if not check_math_hints(fn, t.dtype, rounding_mode, flush_to_zero):
+        return t, combine
+    return flush_subnormals(t), lambda a, b: flush_subnormals(combine(a, b))
+
+
 def _arith_reduction(t, axis, keepdims, dtype, combine):
     t = _to_tile(t)
     acc, res = _acc_dtype(t.dtype, dtype)
     return cast(_reduce_axes(cast(t, acc), axis, keepdims, combine), res)
 
 
-def sum(t, axis=None, keepdims=False, dtype=None):
+def sum(t, axis=None, keepdims=False, dtype=None, *, rounding_mode=None,
+        flush_to_zero=False):
     """Sum along `axis` (all axes when None, giving a rank-0 tile)."""
-    return _arith_reduction(t, axis, keepdims, dtype, lambda a, b: a + b)
+    t, combine = _hinted("sum", t, rounding_mode, flush_to_zero, lambda a, b: a + b)
+    return _arith_reduction(t, axis, keepdims, dtype, combine)
 
 
-def prod(t, axis=None, keepdims=False, dtype=None):
+def prod(t, axis=None, keepdims=False, dtype=None, *, rounding_mode=None,
+         flush_to_zero=False):
     """Product along `axis` (all axes when None)."""
-    return _arith_reduction(t, axis, keepdims, dtype, lambda a, b: a * b)
+    t, combine = _hinted("prod", t, rounding_mode, flush_to_zero, lambda a, b: a * b)
+    return _arith_reduction(t, axis, keepdims, dtype, combine)
 
 
 def _max_combine(a, b):
@@ -218,14 +308,18 @@ def _scan(t, axis, reverse, dtype, combine):
     return cast(scan(cast(t, acc), axis, combine, reverse=reverse), res)
 
 
-def cumsum(t, axis=0, reverse=False, dtype=None):
+def cumsum(t, axis=0, reverse=False, dtype=None, *, rounding_mode=None,
+           flush_to_zero=False):
     """Inclusive cumulative sum along `axis`."""
-    return _scan(t, axis, reverse, dtype, lambda a, b: a + b)
+    t, combine = _hinted("cumsum", t, rounding_mode, flush_to_zero, lambda a, b: a + b)
+    return _scan(t, axis, reverse, dtype, combine)
 
 
-def cumprod(t, axis=0, reverse=False, dtype=None):
+def cumprod(t, axis=0, reverse=False, dtype=None, *, rounding_mode=None,
+            flush_to_zero=False):
     """Inclusive cumulative product along `axis`."""
-    return _scan(t, axis, reverse, dtype, lambda a, b: a * b)
+    t, combine = _hinted("cumprod", t, rounding_mode, flush_to_zero, lambda a, b: a * b)
+    return _scan(t, axis, reverse, dtype, combine)
 
 
 # ---------------------------------------------------------------------------
@@ -264,10 +358,48 @@ def _check_mma_shapes(a, b, c):
     return out
 
 
-def mma(a, b, acc, allow_tf32=False):
-    """`a @ b + acc` in acc's dtype. Inputs f16/bf16 (f32 or f16 acc), f32
-    (tf32 with allow_tf32=True), f64, int8 (int32 acc); 2-d or 3-d batched."""
-    a, b, acc = (_as_matrix(x, n) for x, n in ((a, "a"), (b, "b"), (acc, "acc")))
+def _tf32(x):
+    """`x` as the f32 tile it is stored in, and whether it was tfloat32."""
+    if x.dtype is D.tfloat32:
+        return Tile(x.name, x.shape, D.float32), True
+    return x, False
+
+
+def _batch_broadcast(x, y, acc):
+    """x, y (and acc) broadcast along their batch axes (all but the last two),
+    as cuTile does: a (B, M, K) tile times a (K, N) one."""
+    for t, what in ((x, "x"), (y, "y")) + (((acc, "acc"),) if acc is not None else ()):
+        if t.ndim not in (2, 3):
+            raise TileShapeError(f"mma operand {what} must be 2-d or 3-d (batched), got "
+                                 f"shape {t.shape}")
+    shapes = [x.shape[:-2], y.shape[:-2]] + ([acc.shape[:-2]] if acc is not None else [])
+    batch = broadcast_shapes(*shapes)
+    if not batch:
+        return x, y, acc
+    x = broadcast_to(x, batch + x.shape[-2:])
+    y = broadcast_to(y, batch + y.shape[-2:])
+    if acc is not None:
+        acc = broadcast_to(acc, batch + acc.shape[-2:])
+    return x, y, acc
+
+
+def mma(x, y, /, acc, allow_tf32=False, *, use_fast_acc=False):
+    """`x @ y + acc` in acc's dtype. Inputs f16/bf16 (f32 or f16 acc), f32
+    (tf32 when allow_tf32=True or the inputs are tile.tfloat32), f64, int8
+    (int32 acc), fp8 (f32 acc); 2-d, or 3-d batched with the batch axis
+    broadcast (cuTile). `use_fast_acc` (cuTile's, fp8 inputs only) is
+    checked and ignored: tile's fp8 mma accumulates in full f32."""
+    from .named import _bool_hint
+    a, b, acc = (_as_matrix(v, n) for v, n in ((x, "x"), (y, "y"), (acc, "acc")))
+    fast = _bool_hint("mma", "use_fast_acc", use_fast_acc)
+    tf32 = _bool_hint("mma", "allow_tf32", allow_tf32)
+    a, ta = _tf32(a)
+    b, tb = _tf32(b)
+    tf32 = tf32 or ta or tb
+    if fast and a.dtype not in (D.float8_e4m3fn, D.float8_e5m2):
+        raise TileValueError(f"mma: use_fast_acc=True needs float8 inputs, got "
+                             f"{a.dtype.name}", "drop use_fast_acc")
+    a, b, acc = _batch_broadcast(a, b, acc)
     _check_mma_shapes(a, b, acc)
     if a.dtype is not b.dtype:
         raise TileTypeError(f"mma inputs must have one dtype, got {a.dtype.name} and "
@@ -275,10 +407,10 @@ def mma(a, b, acc, allow_tf32=False):
     if not _mma_acc_ok(a.dtype, acc.dtype):
         raise TileTypeError(
             f"unsupported mma: {a.dtype.name} inputs with a {acc.dtype.name} accumulator",
-            "supported: float16 -> float32/float16, bfloat16 -> float32, float32 -> "
-            "float32, float64 -> float64, int8 -> int32")
+            "supported: float16 -> float32/float16, bfloat16 -> float32, float32 "
+            "(tfloat32) -> float32, float64 -> float64, int8 -> int32, float8 -> float32")
     bld = builder("tile.mma")
-    attr = " {allow_tf32}" if allow_tf32 else ""
+    attr = " {allow_tf32}" if tf32 and a.dtype is D.float32 else ""
     name = bld.emit(f"tile.mma {a.name}, {b.name}, {acc.name}{attr} : {a.type}, "
                     f"{b.type} -> {acc.type}")
     return Tile(name, acc.shape, acc.dtype)
@@ -291,20 +423,46 @@ def _as_matrix(x, what):
     return x
 
 
-def matmul(a, b):
-    """`a @ b`: accumulates narrow floats in float32 and returns the inputs'
-    (promoted) dtype, as torch does; int8 @ int8 gives int32."""
-    a, b = _as_matrix(a, "a"), _as_matrix(b, "b")
+def _matmul_dtypes(dt):
+    """(accumulator, result) dtypes of `@` on inputs of dtype dt."""
+    if dt in (D.float16, D.bfloat16, D.float8_e4m3fn, D.float8_e5m2):
+        return D.float32, dt
+    if dt in (D.float32, D.float64):
+        return dt, dt
+    if dt in (D.int8, D.uint8):
+        return D.int32, D.int32
+    raise TileTypeError(f"`@` is not supported for {dt.name} tiles",
+                        "cast to a float dtype first")
+
+
+def matmul(x, y, /):
+    """`x @ y` as NumPy's matmul: 1-d operands are vectors (a dot product
+    for two), leading batch axes broadcast. Narrow floats accumulate in
+    float32 and return the inputs' (promoted) dtype, as torch does; int8 @
+    int8 gives int32; tfloat32 inputs run as tf32 and give float32."""
+    a, b = _as_matrix(x, "x"), _as_matrix(y, "y")
+    a, ta = _tf32(a)
+    b, tb = _tf32(b)
     dt = common_dtype([a, b])
     a, b = cast(a, dt), cast(b, dt)
+    acc, res = _matmul_dtypes(dt)
+    if a.ndim == 1 or b.ndim == 1:
+        return cast(_vector_product(cast(a, acc), cast(b, acc)), res)
+    a, b, _ = _batch_broadcast(a, b, None)
     out = _check_mma_shapes(a, b, None)
-    if dt in (D.float16, D.bfloat16, D.float8_e4m3fn, D.float8_e5m2):
-        acc, res = D.float32, dt
-    elif dt in (D.float32, D.float64):
-        acc, res = dt, dt
-    elif dt in (D.int8, D.uint8):
-        acc, res = D.int32, D.int32
-    else:
-        raise TileTypeError(f"`@` is not supported for {dt.name} tiles",
-                            "cast to a float dtype first")
-    return cast(mma(a, b, zeros(out, acc)), res)
+    return cast(mma(a, b, zeros(out, acc), allow_tf32=ta or tb), res)
+
+
+def _vector_product(a, b):
+    """matmul with a 1-d operand, as a product and a sum in the accumulator's
+    dtype (an mma needs matrices of tensor-core shapes)."""
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise TileShapeError(f"matmul contraction dimensions differ: {a.shape} @ {b.shape}")
+    add = lambda u, v: u + v  # noqa: E731
+    if a.ndim == 1 and b.ndim == 1:
+        return _reduce_axes(a * b, None, False, add)
+    if a.ndim == 1:  # (K,) @ (..., K, N) -> (..., N)
+        return _reduce_axes(reshape(a, (k_a, 1)) * b, b.ndim - 2, False, add)
+    return _reduce_axes(a * b, a.ndim - 1, False, add)  # (..., M, K) @ (K,) -> (..., M)
