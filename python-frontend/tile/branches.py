@@ -93,6 +93,9 @@ def _leaf_type(a, e, paths):
     """The (shape or None, dtype) a leaf is carried as out of the `if`, given
     its value `a` on the if path and `e` on the else path."""
     if isinstance(a, Value) and isinstance(e, Value):
+        if a.shape == e.shape == () and a.dtype is e.dtype and \
+                isinstance(a, Tile) != isinstance(e, Tile):
+            return (None, a.dtype)  # a 0-d tile beside a scalar: a scalar
         if isinstance(a, Tile) != isinstance(e, Tile) or a.shape != e.shape \
                 or a.dtype is not e.dtype:
             paths.fail(f"is {_describe(a)} on one path of this runtime if and "

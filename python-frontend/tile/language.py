@@ -237,7 +237,6 @@ class Tile(Value):
         from .shapes import insert
         return insert(self, index, value)
 
-
     def expand_dims(self, axis):
         return expand_dims(self, axis)
 
@@ -512,7 +511,9 @@ def materialize(x, dt, shape):
     x = _arith.cast(x, dt)
     if shape is None:
         if isinstance(x, Tile):
-            raise TileTypeError("a tile cannot be used where a scalar is needed")
+            if x.shape != ():
+                raise TileTypeError("a tile cannot be used where a scalar is needed")
+            return Scalar(builder().emit(f"tensor.extract {x.name}[] : {x.type}"), x.dtype)
         return x
     if isinstance(x, Scalar):
         return splat(x, shape)

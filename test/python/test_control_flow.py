@@ -494,3 +494,21 @@ def test_stores_happen_only_on_the_taken_path(dev, rng):
         assert np.isnan(got).sum() == np.isnan(want).sum()  # untouched stays poisoned
         s = t.sum() if n % 2 == 1 else t.max() - t.min()
         assert_close(red, np.full(B, s), rtol=1e-5, atol=1e-5)
+
+
+@tile.kernel
+def scalar_or_reduction(x, out, n, f, B: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    s = f
+    if n > 2:
+        s = tile.sum(t)  # a 0-d tile beside an f32 scalar: carried as a scalar
+    tile.store(out, index=(0,), tile=t + s)
+
+
+@pytest.mark.numerics
+def test_a_zero_d_tile_and_a_scalar_on_two_paths(dev, rng):
+    x = rng.standard_normal(B).astype(np.float32)
+    for n in (1, 3):
+        (got,) = run(dev, scalar_or_reduction, (1,), [x], [B], n, 0.5, B=B)
+        t = x.astype(np.float64)
+        assert_close(got, t + (t.sum() if n > 2 else 0.5), rtol=1e-5, atol=1e-5)
