@@ -135,9 +135,10 @@ def _operand_dtype(op, *vals):
 # most. The sign of (exact - r) comes from an error-free transformation: the
 # rounding error of a sum (TwoSum), of a product (fma(a, b, -r)), the
 # remainder of a quotient (fma(-r, b, a), sign times b's) or of a square root
-# (fma(-r, r, x)). r then steps one ulp (its bits +-1) when the exact value
-# lies on the wrong side of it; an overflow to infinity of finite operands
-# steps back to the largest finite value where the mode rounds toward it.
+# (fma(-r, r, x)); a float32 quotient is computed in float64 instead. r then
+# steps one ulp (its bits +-1) when the exact value lies on the wrong side of
+# it; an overflow to infinity of finite operands steps back to the largest
+# finite value where the mode rounds toward it.
 
 _STEPS = (RoundingMode.RZ, RoundingMode.RM, RoundingMode.RP)
 _BITS = {32: D.int32, 64: D.int64}
@@ -172,6 +173,13 @@ def directed(op, mode, a, b=None):
     elif op == "mul":
         r = _f("arith.mulf", a, b)
         err = _f("math.fma", a, b, negate(r))
+    elif op == "truediv" and dt is D.float32:
+        # through float64, not the float32 residual: the GPU's float32 divide
+        # is not correctly rounded, and the float64 quotient is never on the
+        # wrong side of a float32 value it does not equal
+        q = _f("arith.divf", cast(a, D.float64), cast(b, D.float64))
+        r = cast(q, D.float32)
+        err = _f("arith.subf", q, cast(r, D.float64))
     elif op == "truediv":
         r = _f("arith.divf", a, b)
         rem = _f("math.fma", negate(r), b, a)
@@ -183,7 +191,7 @@ def directed(op, mode, a, b=None):
         bv = _f("arith.subf", r, a)
         av = _f("arith.subf", r, bv)
         err = _f("arith.addf", _f("arith.subf", a, av), _f("arith.subf", b, bv))
-    above, below = compare("gt", err, zero), compare("lt", err, zero)  # exact vs r
+    above, below = compare("gt", err, 0.0), compare("lt", err, 0.0)  # exact vs r
     positive, negative_r = compare("gt", r, zero), compare("lt", r, zero)
     it = _BITS[dt.bits]
     bits = _bitcast(r, it)
