@@ -8,6 +8,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEFUSE
@@ -153,9 +154,13 @@ static bool canMerge(ReduceOp earlier, ReduceOp later) {
       earlier.getAxis() != later.getAxis() ||
       earlier.getSrcs()[0].getType() != later.getSrcs()[0].getType())
     return false;
-  // Each source of `later` must already exist where `earlier` runs.
-  for (Value src : later.getSrcs()) {
-    Operation *def = src.getDefiningOp();
+  // Each source of `later`, and each value its combiner captures (cuTile's
+  // combiners may use scalars of the kernel), must already exist where
+  // `earlier` runs.
+  SetVector<Value> used(llvm::from_range, later.getSrcs());
+  getUsedValuesDefinedAbove(later.getCombiner(), used);
+  for (Value v : used) {
+    Operation *def = v.getDefiningOp();
     if (def && def->getBlock() == earlier->getBlock() &&
         !def->isBeforeInBlock(earlier))
       return false;

@@ -97,3 +97,55 @@ func.func @mma_nonzero_acc(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) -> tens
   %r = arith.addf %c, %m : tensor<16x16xf32>
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+// A combiner that captures a value computed after the earlier reduction
+// (cuTile's captured scalars) stays a reduction of its own: merged, the
+// capture would be used before it is defined.
+// CHECK-LABEL: func @capture_after
+// CHECK: %[[S:.*]] = tile.reduce
+// CHECK: %[[C:.*]] = tensor.extract
+// CHECK: tile.reduce
+// CHECK: arith.minnumf %{{.*}}, %[[C]]
+func.func @capture_after(%x: tensor<8x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = tile.reduce(%x) axis = 1 : (tensor<8x8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    tile.yield %s : f32
+  }
+  %t = tile.reduce(%0) axis = 0 : (tensor<8xf32>) -> tensor<f32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    tile.yield %s : f32
+  }
+  %c = tensor.extract %t[] : tensor<f32>
+  %1 = tile.reduce(%x) axis = 1 : (tensor<8x8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.maxnumf %p, %q : f32
+    %s = arith.minnumf %m, %c : f32
+    tile.yield %s : f32
+  }
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A capture defined before both merges as any source does.
+// CHECK-LABEL: func @capture_before
+// CHECK: tile.reduce(%{{.*}}, %{{.*}}) axis = 1
+// CHECK-NOT: tile.reduce
+func.func @capture_before(%x: tensor<8x8xf32>, %c: f32) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = tile.reduce(%x) axis = 1 : (tensor<8x8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %s = arith.addf %p, %q : f32
+    tile.yield %s : f32
+  }
+  %1 = tile.reduce(%x) axis = 1 : (tensor<8x8xf32>) -> tensor<8xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.maxnumf %p, %q : f32
+    %s = arith.minnumf %m, %c : f32
+    tile.yield %s : f32
+  }
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
