@@ -59,7 +59,9 @@ def call(f, *args, **kwargs):
     and the builtins that meet runtime values (range, min, max) trace them."""
     if ir.current() is not None:
         hook = _BUILTIN_HOOKS.get(f) if _hashable(f) else None
-        if hook is not None and any(isinstance(a, Value) for a in _flat_args(args)):
+        if hook is not None and any(
+                isinstance(a, Value) or (f is builtins.print and isinstance(a, str)
+                                         and _TRACED_TEXT in a) for a in _flat_args(args)):
             return hook(*args, **kwargs)
         if type(f) is _FunctionType:
             g = rewritten(f, RUNTIME)
@@ -107,7 +109,16 @@ def _range(*args):
     return range(*args)
 
 
-_BUILTIN_HOOKS = {builtins.min: _min, builtins.max: _max, builtins.range: _range}
+def _print(*args, **kwargs):
+    from . import debug
+    return debug.print(*args, **kwargs)
+
+
+_BUILTIN_HOOKS = {builtins.min: _min, builtins.max: _max, builtins.range: _range,
+                  builtins.print: _print}
+# print prints on the device when it shows a traced value (f-strings too);
+# otherwise it is Python's, at trace time.
+_TRACED_TEXT = "\u27e6tile#"
 
 
 _FunctionType = type(call)

@@ -512,3 +512,18 @@ def test_a_zero_d_tile_and_a_scalar_on_two_paths(dev, rng):
         (got,) = run(dev, scalar_or_reduction, (1,), [x], [B], n, 0.5, B=B)
         t = x.astype(np.float64)
         assert_close(got, t + (t.sum() if n > 2 else 0.5), rtol=1e-5, atol=1e-5)
+
+
+@tile.kernel
+def prints(x, out, n, B: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(B,))
+    print("block size", B)  # Python values only: printed while tracing
+    print(f"n = {n}")  # a traced value: printed by the device
+    print("sum", tile.sum(t))
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_builtin_print_of_traced_values_prints_on_the_device(capsys):
+    ir = trace(prints, F32, F32, 3, B=B)
+    assert capsys.readouterr().out == f"block size {B}\n"
+    assert count(ir, "tile.print") == 2
