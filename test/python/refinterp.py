@@ -90,8 +90,10 @@ def _parse_block(lines, i):
         op = Op(results, text)
         if text.endswith("{"):
             op.text = text[:-1].strip()
-            rargs, rops, i, tail = _parse_block(lines, i)
-            op.regions.append((rargs, rops))
+            tail = "{"
+            while tail.endswith("{"):  # `} else {`, `} do {`: one more region
+                rargs, rops, i, tail = _parse_block(lines, i)
+                op.regions.append((rargs, rops))
             op.text += " " + tail if tail else ""
         ops.append(op)
     return args, ops, i, ""
@@ -151,29 +153,45 @@ def _trunc_rem(a, b):
     return np.fmod(a, b)
 
 
+def _trunc_div(a, b):
+    """arith.divsi rounds toward zero (C), floor_divide toward -inf."""
+    return np.floor_divide(a - np.fmod(a, b), b)
+
+
 _BIN = {
     "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
     "arith.divf": np.divide, "arith.remf": np.fmod, "arith.addi": np.add,
     "arith.subi": np.subtract, "arith.muli": np.multiply,
     "arith.floordivsi": _floordiv, "arith.ceildivsi": _ceildiv, "arith.remsi": _trunc_rem,
+    "arith.divsi": _trunc_div,
     "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
     "arith.shli": np.left_shift, "arith.shrsi": np.right_shift,
     "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
     "arith.maxsi": np.maximum, "arith.minsi": np.minimum,
     "math.powf": np.power, "math.ipowi": np.power, "math.copysign": np.copysign,
+    "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "math.atan2": np.arctan2,
 }
 _UBIN = {"arith.divui": np.floor_divide, "arith.remui": np.remainder,
          "arith.shrui": np.right_shift, "arith.maxui": np.maximum,
          "arith.minui": np.minimum, "arith.ceildivui": _ceildiv}
 _UN = {"math.exp": np.exp, "math.exp2": np.exp2, "math.log": np.log, "math.log2": np.log2,
        "math.sqrt": np.sqrt, "math.rsqrt": lambda v: 1 / np.sqrt(v), "math.sin": np.sin,
-       "math.cos": np.cos, "math.tanh": np.tanh, "math.absf": np.abs, "math.absi": np.abs,
+       "math.cos": np.cos, "math.tan": np.tan, "math.tanh": np.tanh, "math.sinh": np.sinh,
+       "math.cosh": np.cosh, "math.absf": np.abs, "math.absi": np.abs,
        "math.floor": np.floor, "math.ceil": np.ceil, "arith.negf": np.negative,
        "math.erf": np.vectorize(math.erf, otypes=[np.float64])}
-_CMP = {"oeq": np.equal, "une": np.not_equal, "olt": np.less, "ole": np.less_equal,
-        "ogt": np.greater, "oge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
-        "slt": np.less, "sle": np.less_equal, "sgt": np.greater, "sge": np.greater_equal,
-        "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}  # by the predicate's last two letters
+
+
+def _cmpf(pred, a, b):
+    """o* predicates are false on a NaN operand, u* true; uno/ord test NaN alone."""
+    with np.errstate(all="ignore"):
+        nan = np.isnan(a) | np.isnan(b)
+        if pred in ("uno", "ord"):
+            return nan if pred == "uno" else ~nan
+        r = _CMP[pred[1:]](a, b)
+        return r | nan if pred[0] == "u" else r & ~nan
 
 
 class Interp:
@@ -220,6 +238,9 @@ class Interp:
             ty = m.group(3) or "i1"
             shape, dt = parse_type(ty)
             et = ty[7:-1].split("x")[-1] if shape is not None else ty
+            if lit.startswith("["):  # dense<[[1.0, 2.0], [0x7C00, -0.0]]>
+                items = re.findall(r"[^\s,\[\]]+", lit)
+                return np.array([_const(t, et) for t in items], dt).reshape(shape)
             c = _const(lit, et)
             return np.full(shape, c, dtype=dt) if shape is not None else c
         if name in _BIN or name in _UBIN:
@@ -240,10 +261,11 @@ class Interp:
         if name in ("arith.cmpf", "arith.cmpi"):
             pred, a, b = [s.strip() for s in rest.split(":")[0].split(",")]
             A, B = v(a), v(b)
-            if pred.startswith("u") and pred != "une":
+            if name == "arith.cmpf":
+                return _cmpf(pred, A, B)
+            if pred.startswith("u"):
                 A, B = _as_unsigned(A), _as_unsigned(B)
-            with np.errstate(all="ignore"):
-                return _CMP[pred](A, B)
+            return _CMP[pred[-2:]](A, B)
         if name == "arith.select":
             c, a, b = [v(s) for s in rest.split(":")[0].split(",")]
             return np.where(c, a, b).astype(np.asarray(a).dtype)
@@ -259,6 +281,10 @@ class Interp:
                 return np.asarray(a).astype(np.uint64).astype(dt)
             with np.errstate(all="ignore"):
                 return np.asarray(a).astype(dt)
+        if name == "arith.bitcast":
+            src, _, dst = rest.partition(" to ")
+            r = np.asarray(v(src.split(":")[0])).view(parse_type(dst)[1])
+            return r if r.ndim else r[()]
         if name == "tile.bid":
             return np.int32(self.bids[int(rest)])
         if name == "tile.num_blocks":
@@ -300,7 +326,14 @@ class Interp:
             return self.region_op(name, rest, op, env)
         if name == "scf.for":
             return self.loop(rest, op, env)
-        if name in ("scf.yield", "tile.yield"):
+        if name == "scf.if":
+            return self.if_(rest, op, env)
+        if name == "scf.while":
+            return self.while_(rest, op, env)
+        if name in ("scf.yield", "tile.yield", "scf.condition"):
+            if name == "scf.condition":  # `(%c) %a, %b : types`: [c, a, b]
+                cond, _, rest = rest[1:].partition(")")
+                rest = cond + ("," + rest if rest.split(":")[0].strip() else "")
             vals = rest.split(":")[0]
             env["__yield"] = [v(s) for s in vals.split(",")] if vals.strip() else []
             return _YIELD
@@ -426,10 +459,42 @@ class Interp:
             out = self.block(ops, e)
             if names:
                 vals = out
+        return self._results(vals)
+
+    @staticmethod
+    def _results(vals):
         return vals if len(vals) != 1 else vals[0]
+
+    def if_(self, rest, op, env):
+        cond = env[rest.split()[0]]
+        if bool(cond):
+            region = op.regions[0]
+        elif len(op.regions) > 1:
+            region = op.regions[1]
+        else:
+            return []  # no else region: the op has no results
+        out = self.block(region[1], dict(env))
+        return self._results(out or [])
+
+    def while_(self, rest, op, env):
+        init = re.match(r"(?:\((.*?)\))?\s*:", rest).group(1) or ""  # `scf.while : () -> ()`
+        pairs = [p.split("=") for p in init.split(",")] if init.strip() else []
+        names = [a.strip() for a, _ in pairs]
+        vals = [env[b.strip()] for _, b in pairs]
+        (bargs, before), (aargs, after) = op.regions
+        while True:
+            e = dict(env)
+            e.update(zip(bargs or names, vals))
+            cond, *fwd = self.block(before, e)
+            if not bool(cond):
+                return self._results(fwd)
+            e = dict(env)
+            e.update(zip(aargs, fwd))
+            vals = self.block(after, e) or []
 
 
 _YIELD = object()
+_MAX_GRID = (2**31 - 1, 65535, 65535)  # CUDA's, applied by every backend
 
 
 class RefKernel:
@@ -442,6 +507,12 @@ class RefKernel:
         self.asm = {"tile": ir}
 
     def launch(self, grid, args, stream=0):
+        # _tile's own check (Kernel.h gridError): without it a grid that
+        # reaches the binary unchecked would be interpreted block by block.
+        for axis, n, limit in zip("xyz", grid, _MAX_GRID):
+            if n < 0 or n > limit:
+                why = "below 0" if n < 0 else f"above its limit of {limit} blocks"
+                raise RuntimeError(f"grid dimension {axis} is {n}, {why}")
         self.interp.run(grid, args)
 
 
