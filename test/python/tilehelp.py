@@ -75,21 +75,28 @@ def count(ir_text, op):
 
 class Device:
     """Arrays on the backend `_tile` runs kernels on: NumPy on the CPU
-    backend, torch tensors on CUDA."""
+    backend, torch tensors on CUDA. The backend is asked on each use, not when
+    the (module-scoped) fixture is made: under --tile-reference the
+    function-scoped fixture that installs refinterp (host arrays) runs later."""
 
-    def __init__(self):
+    @property
+    def backend(self):
         import tile
-        self.backend = tile.default_backend()
-        self.torch = None
-        if self.backend == "cuda":
-            import torch
-            self.torch = torch
+        return tile.default_backend()
+
+    @property
+    def torch(self):
+        if self.backend != "cuda":
+            return None
+        import torch
+        return torch
 
     def put(self, a):
         a = np.ascontiguousarray(a)
-        if self.torch is None:
+        torch = self.torch
+        if torch is None:
             return a.copy()
-        return self.torch.from_numpy(a).cuda()
+        return torch.from_numpy(a).cuda()
 
     def poisoned(self, shape, dtype):
         """An output array filled with NaN (floats) or a sentinel (ints)."""
@@ -103,8 +110,9 @@ class Device:
         return self.put(a)
 
     def get(self, x):
-        if self.torch is not None:
-            self.torch.cuda.synchronize()
+        torch = self.torch
+        if torch is not None:
+            torch.cuda.synchronize()
             return x.cpu().numpy()
         return np.asarray(x)
 
