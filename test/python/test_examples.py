@@ -19,8 +19,6 @@ EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_a
 def test_example(name, request):
     path = os.path.join(ROOT, "examples", name)
     if request.config.getoption("--tile-reference"):
-        if name == "persistent_matmul.py":
-            pytest.skip("refinterp has no scf.while")
         sys.path.insert(0, os.path.dirname(path))
         try:
             assert runpy.run_path(path, run_name="example")["main"]() == 0
