@@ -636,6 +636,66 @@ struct StrideLowering : OpConversionPattern<StrideOp> {
   }
 };
 
+/// `array_slice`: a memref.subview at the clamped [start, stop) of the axis.
+struct ArraySliceLowering : OpConversionPattern<ArraySliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArraySliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value mem = adaptor.getArray();
+    auto type = cast<MemRefType>(mem.getType());
+    int64_t axis = op.getAxis();
+    Value zero = indexConst(rewriter, loc, 0);
+    Value extent = memref::DimOp::create(rewriter, loc, mem, axis);
+    auto clamp = [&](Value v, Value lo) -> Value {
+      v = arith::MaxSIOp::create(rewriter, loc, toIndex(rewriter, loc, v), lo);
+      return arith::MinSIOp::create(rewriter, loc, v, extent);
+    };
+    Value start = clamp(adaptor.getStart(), zero);
+    Value stop = clamp(adaptor.getStop(), start);
+    SmallVector<OpFoldResult> offsets, sizes,
+        strides(type.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      bool sliced = d == axis;
+      offsets.push_back(sliced ? OpFoldResult(start)
+                               : rewriter.getIndexAttr(0));
+      sizes.push_back(
+          sliced
+              ? OpFoldResult(arith::SubIOp::create(rewriter, loc, stop, start)
+                                 .getResult())
+              : OpFoldResult(
+                    memref::DimOp::create(rewriter, loc, mem, d).getResult()));
+    }
+    Value view =
+        memref::SubViewOp::create(rewriter, loc, mem, offsets, sizes, strides);
+    Type want = getTypeConverter()->convertType(op.getType());
+    if (view.getType() != want)
+      view = memref::CastOp::create(rewriter, loc, want, view);
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+
+/// `raw_view`: the memref reinterpreted as 1-d from its offset, unbounded.
+struct RawViewLowering : OpConversionPattern<RawViewOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RawViewOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc,
+                                                         adaptor.getArray());
+    auto want = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(
+        op, want, adaptor.getArray(), OpFoldResult(meta.getOffset()),
+        ArrayRef<OpFoldResult>{
+            rewriter.getIndexAttr(std::numeric_limits<int64_t>::max())},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+    return success();
+  }
+};
+
 } // namespace
 
 void host::declareCasFunctions(ModuleOp module) {
@@ -664,5 +724,6 @@ void host::populateMemoryPatterns(TypeConverter &converter,
   patterns.add<LoadLowering>(converter, patterns.getContext(), inPlaceLoads);
   patterns.add<StoreLowering, GatherLowering, ScatterLowering,
                AtomicRMWLowering, AtomicCASLowering, DimLowering,
-               StrideLowering>(converter, patterns.getContext());
+               StrideLowering, ArraySliceLowering, RawViewLowering>(
+      converter, patterns.getContext());
 }

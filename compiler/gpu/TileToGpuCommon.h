@@ -208,6 +208,9 @@ void populateTileToGpuElementwisePatterns(TypeConverter &converter,
 void populateTileToGpuMemoryPatterns(TypeConverter &converter,
                                      RewritePatternSet &patterns,
                                      GpuLoweringState &state);
+/// Array views (TileToGpuViews.cpp); added by the memory patterns.
+void populateTileToGpuViewPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns);
 void populateTileToGpuReducePatterns(TypeConverter &converter,
                                      RewritePatternSet &patterns,
                                      GpuLoweringState &state);

@@ -23,6 +23,38 @@ LLVM::AsmDialectAttr attAsm(MLIRContext *ctx) {
   return LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT);
 }
 
+/// PTX's name of a scope: cta, gpu or sys.
+const char *ptxScope(MemoryScope scope) {
+  return scope == MemoryScope::block ? "cta"
+         : scope == MemoryScope::sys ? "sys"
+                                     : "gpu";
+}
+
+/// NVPTX's sync scope of a tile scope ("" is the system).
+StringRef syncScope(MemoryScope scope) {
+  return scope == MemoryScope::block ? "block"
+         : scope == MemoryScope::sys ? ""
+                                     : "device";
+}
+
+/// The `.sem.scope` qualifiers of an ordered ld/st (".acquire.gpu"), or ""
+/// for a weak access.
+std::string ptxOrdering(Operation *op) {
+  MemoryOrder order = getMemoryOrder(op);
+  if (order == MemoryOrder::weak)
+    return "";
+  return ("." + stringifyMemoryOrder(order) + "." +
+          ptxScope(getMemoryScope(op)))
+      .str();
+}
+
+bool releases(MemoryOrder o) {
+  return o == MemoryOrder::release || o == MemoryOrder::acq_rel;
+}
+bool acquires(MemoryOrder o) {
+  return o == MemoryOrder::acquire || o == MemoryOrder::acq_rel;
+}
+
 /// The integer words a run of `bytes` moves as: n x i32, or one i16/i8.
 struct WordShape {
   int64_t count;
@@ -65,7 +97,7 @@ uint64_t padWord(Attribute pad, Type elemType, unsigned bits, int64_t word) {
 /// Returns the run's elements.
 SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
                                   Value pred, Type elemType, int64_t count,
-                                  Attribute pad) {
+                                  Attribute pad, StringRef ordering = "") {
   MLIRContext *ctx = b.getContext();
   Type mem = memType(elemType);
   int64_t bytes = count * storageBytes(elemType);
@@ -80,7 +112,7 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
     os << ";\n\t";
     cons += std::string("=") + reg + ",";
   }
-  os << "@$" << ws.count + 1 << " ld.global";
+  os << "@$" << ws.count + 1 << " ld" << ordering << ".global";
   if (ws.count > 1)
     os << ".v" << ws.count;
   os << (ws.bits == 8 ? ".u8" : ws.bits == 16 ? ".b16" : ".b32") << " ";
@@ -133,7 +165,7 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
 
 /// `@pred st.global` of the run `elems` at `addr`.
 void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
-                     Type elemType, ValueRange elems) {
+                     Type elemType, ValueRange elems, StringRef ordering = "") {
   MLIRContext *ctx = b.getContext();
   Type mem = memType(elemType);
   int64_t count = elems.size();
@@ -158,7 +190,7 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
   }
   std::string text, cons = "l,b";
   llvm::raw_string_ostream os(text);
-  os << "@$1 st.global";
+  os << "@$1 st" << ordering << ".global";
   if (ws.count > 1)
     os << ".v" << ws.count;
   os << (ws.bits == 8    ? ".b8"
@@ -285,15 +317,21 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
       order = *op.getOrder();
     if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncCopyAttr))
       return lowerAsyncCopy(op, adaptor, rewriter, ring.asArrayRef());
-    if (failed(forEachRun(
-            rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
-            op.getBlockShape(), order,
-            [&](int64_t, int64_t count, Value addr, Value pred) {
-              llvm::append_range(
-                  elems, predicatedLoad(rewriter, op.getLoc(), addr, pred,
-                                        elemType, count, op.getPaddingAttr()));
-            })))
+    std::string ordering = ptxOrdering(op);
+    if (failed(forEachRun(rewriter, op, adaptor.getArray(),
+                          adaptor.getIndices(), type, op.getBlockShape(), order,
+                          [&](int64_t, int64_t count, Value addr, Value pred) {
+                            llvm::append_range(
+                                elems,
+                                predicatedLoad(rewriter, op.getLoc(), addr,
+                                               pred, elemType, count,
+                                               op.getPaddingAttr(), ordering));
+                          })))
       return failure();
+    // An acquire orders the block's later accesses: every thread's follow
+    // its own acquire, the barrier puts the others' after it.
+    if (acquires(getMemoryOrder(op)))
+      barrier(rewriter, op.getLoc());
     rewriter.replaceOp(op, packVector(rewriter, op.getLoc(), vecType, elems));
     return success();
   }
@@ -382,13 +420,18 @@ struct StorePattern : OpConversionPattern<StoreOp> {
       return failure();
     SmallVector<Value> elems = unpackVector(rewriter, loc, adaptor.getValue());
     Value owner = isFirstReplica(rewriter, loc, *layout);
+    // A release orders the block's earlier accesses before each st.release.
+    if (releases(getMemoryOrder(op)))
+      barrier(rewriter, loc);
+    std::string ordering = ptxOrdering(op);
     if (failed(forEachRun(
             rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
             type.getShape(), std::nullopt,
             [&](int64_t first, int64_t count, Value addr, Value pred) {
               Value p = arith::AndIOp::create(rewriter, loc, pred, owner);
               predicatedStore(rewriter, loc, addr, p, type.getElementType(),
-                              ArrayRef<Value>(elems).slice(first, count));
+                              ArrayRef<Value>(elems).slice(first, count),
+                              ordering);
             })))
       return failure();
     rewriter.eraseOp(op);
@@ -460,13 +503,16 @@ struct GatherPattern : OpConversionPattern<GatherOp> {
     if (adaptor.getOther())
       others = unpackVector(rewriter, loc, adaptor.getOther());
     SmallVector<Value> elems;
+    std::string ordering = ptxOrdering(op);
     for (int64_t e = 0; e < n; ++e) {
       Value v = predicatedLoad(rewriter, loc, acc->addrs[e], acc->preds[e],
-                               elemType, 1, Attribute())[0];
+                               elemType, 1, Attribute(), ordering)[0];
       if (!others.empty())
         v = arith::SelectOp::create(rewriter, loc, acc->preds[e], v, others[e]);
       elems.push_back(v);
     }
+    if (acquires(getMemoryOrder(op)))
+      barrier(rewriter, loc);
     rewriter.replaceOp(op, packVector(rewriter, loc, vecType, elems));
     return success();
   }
@@ -489,10 +535,13 @@ struct ScatterPattern : OpConversionPattern<ScatterOp> {
     if (failed(acc))
       return failure();
     Value owner = isFirstReplica(rewriter, loc, *layout);
+    if (releases(getMemoryOrder(op)))
+      barrier(rewriter, loc);
+    std::string ordering = ptxOrdering(op);
     for (auto [e, v] : llvm::enumerate(values)) {
       Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
       predicatedStore(rewriter, loc, acc->addrs[e], p, type.getElementType(),
-                      ValueRange{v});
+                      ValueRange{v}, ordering);
     }
     rewriter.eraseOp(op);
     return success();
@@ -542,45 +591,50 @@ LLVM::AtomicBinOp atomicBinOp(AtomicKind kind, Type type) {
 /// share the address and must apply the update once); the other replicas get
 /// its old value through shared memory, so every thread sees the same tile.
 ///
-/// The op is one acq_rel operation of the block at gpu scope: a barrier
-/// first, so that every thread's earlier accesses precede the releasing
-/// atomic of whichever thread issues it, and one after it (the broadcast's),
-/// so that the acquiring atomic precedes every thread's later accesses. A
-/// scalar atomic_cas taken in a loop is then a lock the block holds. With
-/// `fence`, the atomics are relaxed between fence.acq_rel.gpu: NVPTX drops
-/// the ordering of atomicrmw (even seq_cst prints as a relaxed atom), while
-/// cmpxchg keeps its own.
+/// The op is one operation of the block with its memory order: a release
+/// has a barrier first, so that every thread's earlier accesses precede the
+/// releasing atomic of whichever thread issues it; an acquire one after it
+/// (the broadcast's, when there is one), so that the acquiring atomic
+/// precedes every thread's later accesses. A scalar atomic_cas taken in a
+/// loop is then a lock the block holds. With `fenced`, the atomics are
+/// relaxed and the ordering is fences of the op's scope around them: NVPTX
+/// drops the ordering of atomicrmw (even seq_cst prints as a relaxed atom),
+/// while cmpxchg keeps its own. A relaxed op has neither.
 LogicalResult
 replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
                  const LinearLayout &layout, Value array, ValueRange indices,
                  Value mask, Value packedValues, ArrayRef<Value> values,
-                 GpuLoweringState &state, bool fence,
+                 GpuLoweringState &state, bool fenced,
                  function_ref<Value(OpBuilder &, unsigned, Value)> atomic) {
   Location loc = op->getLoc();
   Type elemType = getElementTypeOrSelf(op->getResult(0).getType());
+  MemoryOrder order = getMemoryOrder(op);
   FailureOr<ElementAccess> acc =
       elementAccess(rewriter, op, array, indices, mask, values.size());
   if (failed(acc))
     return failure();
   Value owner = isFirstReplica(rewriter, loc, layout);
-  auto fenceGpu = [&] {
-    if (fence)
-      LLVM::FenceOp::create(rewriter, loc, LLVM::AtomicOrdering::acq_rel,
-                            "device");
+  auto fence = [&] {
+    LLVM::FenceOp::create(rewriter, loc, LLVM::AtomicOrdering::acq_rel,
+                          syncScope(getMemoryScope(op)));
   };
-  barrier(rewriter, loc);
-  fenceGpu();
+  bool replicated = layout.laneReplicaMask() || layout.warpReplicaMask();
+  bool broadcast = replicated && !op->getResult(0).use_empty();
+  // A broadcast also waits for earlier readers of the shared buffer.
+  if (releases(order) || broadcast)
+    barrier(rewriter, loc);
+  if (fenced && releases(order))
+    fence();
   SmallVector<Value> old;
   for (unsigned e = 0; e < values.size(); ++e) {
     Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
     Value addr = acc->addrs[e];
-    old.push_back(ifElseZero(rewriter, loc, p, elemType, [&](OpBuilder &b) {
-      return atomic(b, e, addr);
-    }));
+    old.push_back(ifElseZero(rewriter, loc, p, elemType,
+                             [&](OpBuilder &b) { return atomic(b, e, addr); }));
   }
-  fenceGpu();
-  bool replicated = layout.laneReplicaMask() || layout.warpReplicaMask();
-  if (replicated && !op->getResult(0).use_empty()) {
+  if (fenced && acquires(order))
+    fence();
+  if (broadcast) {
     int64_t numElems = 1;
     for (int64_t s : layout.shape)
       numElems *= s;
@@ -593,12 +647,72 @@ replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
     });
     barrier(rewriter, loc);
     old = loadShared(rewriter, loc, base, elemType, layout, strides);
-  } else {
+  } else if (acquires(order)) {
     barrier(rewriter, loc);
   }
   rewriter.replaceOp(op,
                      packVector(rewriter, loc, packedValues.getType(), old));
   return success();
+}
+
+/// `atom.relaxed.{cta,sys}.global.<op>` where PTX has the instruction for
+/// the element type (NVPTX prints every atomicrmw at gpu scope), else null.
+Value scopedAtom(OpBuilder &b, Location loc, AtomicKind kind, Value addr,
+                 Value v, MemoryScope scope) {
+  Type t = v.getType();
+  bool i32 = t.isInteger(32), i64 = t.isInteger(64);
+  std::string op;
+  const char *reg = i64 || t.isF64() ? "l" : "r";
+  switch (kind) {
+  case AtomicKind::add:
+    op = i32         ? "add.u32"
+         : i64       ? "add.u64"
+         : t.isF32() ? "add.f32"
+         : t.isF64() ? "add.f64"
+                     : "";
+    reg = t.isF32() ? "f" : t.isF64() ? "d" : reg;
+    break;
+  case AtomicKind::max:
+  case AtomicKind::min:
+    if (i32 || i64)
+      op = std::string(kind == AtomicKind::max ? "max" : "min") +
+           (i32 ? ".s32" : ".s64");
+    break;
+  case AtomicKind::xchg:
+  case AtomicKind::and_:
+  case AtomicKind::or_:
+  case AtomicKind::xor_:
+    if (i32 || i64)
+      op = std::string(kind == AtomicKind::xchg   ? "exch"
+                       : kind == AtomicKind::and_ ? "and"
+                       : kind == AtomicKind::or_  ? "or"
+                                                  : "xor") +
+           (i32 ? ".b32" : ".b64");
+    break;
+  }
+  if (op.empty())
+    return Value();
+  std::string text = std::string("atom.relaxed.") + ptxScope(scope) +
+                     ".global." + op + " $0, [$1], $2;";
+  std::string cons = std::string("=") + reg + ",l," + reg;
+  return LLVM::InlineAsmOp::create(b, loc, t, ValueRange{addr, v}, text, cons,
+                                   /*has_side_effects=*/true, false,
+                                   LLVM::tailcallkind::TailCallKind::None,
+                                   attAsm(b.getContext()), ArrayAttr())
+      .getResult(0);
+}
+
+LLVM::AtomicOrdering llvmOrdering(MemoryOrder order) {
+  switch (order) {
+  case MemoryOrder::acquire:
+    return LLVM::AtomicOrdering::acquire;
+  case MemoryOrder::release:
+    return LLVM::AtomicOrdering::release;
+  case MemoryOrder::acq_rel:
+    return LLVM::AtomicOrdering::acq_rel;
+  default:
+    return LLVM::AtomicOrdering::monotonic;
+  }
 }
 
 struct AtomicRMWPattern : StatefulPattern<AtomicRMWOp> {
@@ -614,13 +728,19 @@ struct AtomicRMWPattern : StatefulPattern<AtomicRMWOp> {
     Type elemType = type.getElementType();
     SmallVector<Value> values = unpackVector(rewriter, loc, adaptor.getValue());
     LLVM::AtomicBinOp bin = atomicBinOp(op.getKind(), elemType);
+    MemoryScope scope = getMemoryScope(op);
     return replaceByAtomics(
         rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
-        adaptor.getMask(), adaptor.getValue(), values, state, /*fence=*/true,
+        adaptor.getMask(), adaptor.getValue(), values, state, /*fenced=*/true,
         [&](OpBuilder &b, unsigned e, Value addr) -> Value {
+          if (scope != MemoryScope::device)
+            if (Value r =
+                    scopedAtom(b, loc, op.getKind(), addr, values[e], scope))
+              return r;
+          // Else a CAS loop (which keeps the scope), or atom at gpu scope.
           return LLVM::AtomicRMWOp::create(b, loc, bin, addr, values[e],
                                            LLVM::AtomicOrdering::monotonic,
-                                           "device")
+                                           syncScope(scope))
               .getResult();
         });
   }
@@ -642,7 +762,7 @@ struct AtomicCASPattern : StatefulPattern<AtomicCASOp> {
     Type intType = rewriter.getIntegerType(elemType.getIntOrFloatBitWidth());
     return replaceByAtomics(
         rewriter, op, *layout, adaptor.getArray(), adaptor.getIndices(),
-        Value(), adaptor.getValue(), values, state, /*fence=*/false,
+        Value(), adaptor.getValue(), values, state, /*fenced=*/false,
         [&](OpBuilder &b, unsigned e, Value addr) -> Value {
           // cmpxchg compares bits: floats go through integers.
           auto asInt = [&](Value x) -> Value {
@@ -654,8 +774,8 @@ struct AtomicCASPattern : StatefulPattern<AtomicCASOp> {
           // A failed compare only reads: relaxed (a lock spins on it).
           auto cas = LLVM::AtomicCmpXchgOp::create(
               b, loc, addr, asInt(cmps[e]), asInt(values[e]),
-              LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::monotonic,
-              "device");
+              llvmOrdering(getMemoryOrder(op)), LLVM::AtomicOrdering::monotonic,
+              syncScope(getMemoryScope(op)));
           Value r = LLVM::ExtractValueOp::create(b, loc, cas.getResult(),
                                                  ArrayRef<int64_t>{0});
           return r.getType() == elemType
@@ -675,4 +795,5 @@ void mlir::tile::populateTileToGpuMemoryPatterns(TypeConverter &converter,
       converter, patterns.getContext());
   patterns.add<AtomicRMWPattern, AtomicCASPattern>(
       converter, patterns.getContext(), state);
+  populateTileToGpuViewPatterns(converter, patterns);
 }

@@ -89,7 +89,8 @@ bool copiesIn16Bytes(LoadOp load) {
   auto arrayType = cast<ArrayType>(load.getArray().getType());
   auto type = cast<RankedTensorType>(load.getType());
   unsigned rank = arrayType.getRank();
-  if (load.getOrder() || rank < 2 || arrayType.getStrides()[rank - 1] != 1)
+  if (load.getOrder() || rank < 2 || arrayType.getStrides()[rank - 1] != 1 ||
+      getMemoryOrder(load) != MemoryOrder::weak)
     return false;
   // A 2-d block, possibly behind unit dimensions: (1, N, D).
   for (unsigned d = 0; d + 2 < rank; ++d)
@@ -373,6 +374,8 @@ void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
     return;
   SmallVector<std::pair<LoadOp, SmallVector<Operation *>>> loads;
   for (LoadOp load : body->getOps<LoadOp>()) {
+    if (getMemoryOrder(load) != MemoryOrder::weak)
+      continue; // an ordered load stays where the program put it
     llvm::SetVector<Operation *> slice;
     if (llvm::all_of(load->getOperands(), [&](Value v) {
           return collectIndexSlice(v, forOp, slice);

@@ -19,6 +19,32 @@ def Tile_AtomicKindAttr : EnumAttr<Tile_Dialect, Tile_AtomicKind, "atomic_kind">
   let assemblyFormat = "$value";
 }
 
+// cuTile's memory model. Absent attributes mean the defaults: weak (plain
+// accesses, no scope) for loads and stores, acq_rel at device scope for
+// atomics.
+def Tile_MemoryOrder : I32EnumAttr<"MemoryOrder", "ordering of a memory access", [
+    I32EnumAttrCase<"weak", 0>, I32EnumAttrCase<"relaxed", 1>,
+    I32EnumAttrCase<"acquire", 2>, I32EnumAttrCase<"release", 3>,
+    I32EnumAttrCase<"acq_rel", 4>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_MemoryOrderAttr : EnumAttr<Tile_Dialect, Tile_MemoryOrder, "memory_order"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tile_MemoryScope : I32EnumAttr<"MemoryScope", "threads an ordering applies to", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"block", 1>,
+    I32EnumAttrCase<"device", 2>, I32EnumAttrCase<"sys", 3>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_MemoryScopeAttr : EnumAttr<Tile_Dialect, Tile_MemoryScope, "memory_scope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 
 //===----------------------------------------------------------------------===//
 // Layout encodings: which thread and warp of a block owns which tile element.

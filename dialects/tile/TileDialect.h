@@ -34,6 +34,12 @@ constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 LogicalResult verifyTileShape(function_ref<InFlightDiagnostic()> emitError,
                               ShapedType type, StringRef what);
 
+/// The ordering and scope of a memory op (load, store, gather, scatter,
+/// atomic): its `memory_order`/`memory_scope` attributes, else the defaults
+/// (weak/none for loads and stores, acq_rel/device for atomics).
+MemoryOrder getMemoryOrder(Operation *op);
+MemoryScope getMemoryScope(Operation *op);
+
 /// Clones `combiner` (a tile.reduce/scan region taking the accumulated values
 /// then the new ones) at the builder's insertion point with its arguments
 /// bound to `acc` and `next`; `onClone` sees each cloned op. Returns the

@@ -82,6 +82,44 @@ static LogicalResult verifyElementType(Operation *op, ArrayType array,
   return success();
 }
 
+static bool isAtomic(Operation *op) {
+  return isa<AtomicRMWOp, AtomicCASOp>(op);
+}
+
+MemoryOrder mlir::tile::getMemoryOrder(Operation *op) {
+  if (auto a = op->getAttrOfType<MemoryOrderAttr>("memory_order"))
+    return a.getValue();
+  return isAtomic(op) ? MemoryOrder::acq_rel : MemoryOrder::weak;
+}
+
+MemoryScope mlir::tile::getMemoryScope(Operation *op) {
+  if (auto a = op->getAttrOfType<MemoryScopeAttr>("memory_scope"))
+    return a.getValue();
+  return isAtomic(op) ? MemoryScope::device : MemoryScope::none;
+}
+
+/// cuTile's rules: loads may be weak, relaxed or acquire, stores weak,
+/// relaxed or release, atomics anything but weak; a scope exactly when the
+/// ordering is not weak.
+static LogicalResult verifyMemoryModel(Operation *op, bool reads, bool writes) {
+  MemoryOrder order = getMemoryOrder(op);
+  MemoryScope scope = getMemoryScope(op);
+  bool ok =
+      reads && writes ? order != MemoryOrder::weak
+      : reads ? order != MemoryOrder::release && order != MemoryOrder::acq_rel
+              : order != MemoryOrder::acquire && order != MemoryOrder::acq_rel;
+  if (!ok)
+    return op->emitOpError() << "memory order " << stringifyMemoryOrder(order)
+                             << " is not valid for this access";
+  if ((order == MemoryOrder::weak) != (scope == MemoryScope::none))
+    return op->emitOpError()
+           << "memory scope " << stringifyMemoryScope(scope)
+           << (order == MemoryOrder::weak
+                   ? " needs a non-weak memory order"
+                   : " must name block, device or sys for a non-weak order");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Block and array queries
 //===----------------------------------------------------------------------===//
@@ -157,7 +195,7 @@ LogicalResult LoadOp::verify() {
       return emitOpError() << "padding of type " << padding.getType()
                            << " must have the array's element type "
                            << array.getElementType();
-  return success();
+  return verifyMemoryModel(*this, /*reads=*/true, /*writes=*/false);
 }
 
 LogicalResult StoreOp::verify() {
@@ -171,7 +209,8 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "stores a rank-" << type.getRank()
                          << " tile into a rank-" << array.getRank()
                          << " array";
-  if (failed(verifyElementType(*this, array, type, "stored")))
+  if (failed(verifyElementType(*this, array, type, "stored")) ||
+      failed(verifyMemoryModel(*this, /*reads=*/false, /*writes=*/true)))
     return failure();
   return verifyTile(*this, type, "stored tile");
 }
@@ -184,13 +223,14 @@ LogicalResult GatherOp::verify() {
     return failure();
   if (getOther() && getOther().getType() != getType())
     return emitOpError() << "'other' must have the result type " << getType();
-  return success();
+  return verifyMemoryModel(*this, /*reads=*/true, /*writes=*/false);
 }
 
 LogicalResult ScatterOp::verify() {
   ArrayType array = getArray().getType();
   if (failed(verifyElementIndexed(*this, array, getIndices(),
-                                  {getValue(), getMask()})))
+                                  {getValue(), getMask()})) ||
+      failed(verifyMemoryModel(*this, /*reads=*/false, /*writes=*/true)))
     return failure();
   return verifyElementType(*this, array, getValue().getType(), "stored");
 }
@@ -215,7 +255,7 @@ LogicalResult AtomicRMWOp::verify() {
   if (width != 16 && width != 32 && width != 64)
     return emitOpError() << "atomics need 16, 32 or 64-bit elements, got "
                          << elem;
-  return success();
+  return verifyMemoryModel(*this, /*reads=*/true, /*writes=*/true);
 }
 
 LogicalResult AtomicCASOp::verify() {
@@ -231,6 +271,55 @@ LogicalResult AtomicCASOp::verify() {
   if (width != 16 && width != 32 && width != 64)
     return emitOpError() << "atomics need 16, 32 or 64-bit elements, got "
                          << array.getElementType();
+  return verifyMemoryModel(*this, /*reads=*/true, /*writes=*/true);
+}
+
+/// A view's type: the array's element type, a rank, and an alignment the
+/// array's implies.
+static LogicalResult verifyView(Operation *op, ArrayType array,
+                                ArrayType view) {
+  if (view.getElementType() != array.getElementType())
+    return op->emitOpError()
+           << "view element type " << view.getElementType()
+           << " differs from the array's " << array.getElementType();
+  if (array.getAlignment() % view.getAlignment())
+    return op->emitOpError()
+           << "view alignment " << view.getAlignment()
+           << " is not implied by the array's " << array.getAlignment();
+  return success();
+}
+
+LogicalResult ArraySliceOp::verify() {
+  ArrayType array = getArray().getType(), view = getResult().getType();
+  if (failed(verifyView(*this, array, view)))
+    return failure();
+  int64_t axis = static_cast<int32_t>(getAxis());
+  if (axis < 0 || axis >= static_cast<int64_t>(array.getRank()))
+    return emitOpError() << "axis " << axis
+                         << " is out of range for an array of rank "
+                         << array.getRank();
+  if (view.getRank() != array.getRank() ||
+      view.getStrides() != array.getStrides())
+    return emitOpError() << "a slice keeps the array's rank and strides";
+  for (unsigned d = 0; d < array.getRank(); ++d) {
+    int64_t want = static_cast<int64_t>(d) == axis ? ShapedType::kDynamic
+                                                   : array.getShape()[d];
+    if (view.getShape()[d] != want)
+      return emitOpError() << "slice extent " << d
+                           << " must be the array's, and dynamic on the axis";
+  }
+  if (view.getDivisibility() != 1)
+    return emitOpError() << "a slice's extents have no known divisibility";
+  return success();
+}
+
+LogicalResult RawViewOp::verify() {
+  ArrayType array = getArray().getType(), view = getResult().getType();
+  if (failed(verifyView(*this, array, view)))
+    return failure();
+  if (view.getRank() != 1 || !ShapedType::isDynamic(view.getShape()[0]) ||
+      view.getStrides()[0] != 1 || view.getDivisibility() != 1)
+    return emitOpError() << "a raw view is !tile.array<?xT, strides = [1]>";
   return success();
 }
 

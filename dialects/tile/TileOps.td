@@ -63,7 +63,9 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
   }];
   let arguments = (ins Tile_Array:$array, Variadic<I32>:$indices,
                    OptionalAttr<TypedAttrInterface>:$padding,
-                   OptionalAttr<DenseI64ArrayAttr>:$order);
+                   OptionalAttr<DenseI64ArrayAttr>:$order,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $array `[` $indices `]` attr-dict `:` qualified(type($array)) `->` type($result)
@@ -81,9 +83,45 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
     Writes `value` to the block of `array` whose origin in dimension `d` is
     `indices[d] * shape(value)[d]`. Elements outside the array are dropped.
   }];
-  let arguments = (ins Tile_Array:$array, Variadic<I32>:$indices, Tile_Tile:$value);
+  let arguments = (ins Tile_Array:$array, Variadic<I32>:$indices, Tile_Tile:$value,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let assemblyFormat = [{
     $array `[` $indices `]` `,` $value attr-dict `:` qualified(type($array)) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+// Views: arrays over the memory of another. Accesses through a view use
+// the view's extents for bounds; the lowerings rebuild the view's base
+// pointer, extents and strides from the viewed array's.
+def Tile_ArraySliceOp : Tile_Op<"array_slice", [Pure]> {
+  let summary = "the elements [start, stop) of an array along one axis";
+  let description = [{
+    cuTile's `Array.slice`: the result's element `i` along `axis` is the
+    array's element `start + i`; its extent there is `stop - start` (both
+    clamped into `[0, extent]`). Other axes and every stride are the array's.
+  }];
+  let arguments = (ins Tile_Array:$array, I32Attr:$axis, I32:$start, I32:$stop);
+  let results = (outs Tile_Array:$result);
+  let assemblyFormat = [{
+    $array `[` $axis `]` $start `,` $stop attr-dict `:` qualified(type($array))
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_RawViewOp : Tile_Op<"raw_view", [Pure]> {
+  let summary = "an array's memory as elements at offsets from its base";
+  let description = [{
+    cuTile's `Array.get_raw_memory`: a rank-1, unit-stride array starting at
+    the array's base pointer, unbounded (its extent is the largest i64), so
+    that element-indexed accesses through it address `base + offset`.
+  }];
+  let arguments = (ins Tile_Array:$array);
+  let results = (outs Tile_Array:$result);
+  let assemblyFormat = [{
+    $array attr-dict `:` qualified(type($array)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -103,7 +141,9 @@ def Tile_GatherOp : Tile_Op<"gather", [MemoryEffects<[MemRead]>, AttrSizedOperan
     bounds or where `mask` is false read `other` (zero when absent).
   }];
   let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
-                   Optional<Tile_MaskTile>:$mask, Optional<Tile_Tile>:$other);
+                   Optional<Tile_MaskTile>:$mask, Optional<Tile_Tile>:$other,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $array `[` $indices `]` (`mask` $mask^)? (`other` $other^)? attr-dict `:`
@@ -120,7 +160,9 @@ def Tile_ScatterOp : Tile_Op<"scatter", [MemoryEffects<[MemWrite]>,
     `mask` is true (all lanes when absent).
   }];
   let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
-                   Tile_Tile:$value, Optional<Tile_MaskTile>:$mask);
+                   Tile_Tile:$value, Optional<Tile_MaskTile>:$mask,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let assemblyFormat = [{
     $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
     qualified(type($array)) `[` type($indices) `]` `,` type($value)
@@ -139,7 +181,9 @@ def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [MemoryEffects<[MemRead, MemWrite]>
   }];
   let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_Array:$array,
                    Variadic<Tile_IntTile>:$indices, Tile_Tile:$value,
-                   Optional<Tile_MaskTile>:$mask);
+                   Optional<Tile_MaskTile>:$mask,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $kind $array `[` $indices `]` `,` $value (`mask` $mask^)? attr-dict `:`
@@ -156,7 +200,9 @@ def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [MemoryEffects<[MemRead, MemWrite]>
     Returns the old values.
   }];
   let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
-                   Tile_Tile:$cmp, Tile_Tile:$value);
+                   Tile_Tile:$cmp, Tile_Tile:$value,
+                   OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                   OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = [{
     $array `[` $indices `]` `,` $cmp `,` $value attr-dict `:`

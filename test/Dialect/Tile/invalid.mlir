@@ -625,3 +625,62 @@ func.func @wgmma_tiling_warp_tile(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>
   %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [32, 128], instr = [64, 128, 16]}>} : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
   return
 }
+
+// -----
+
+func.func @load_release(%a: !tile.array<?xf32>) {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{memory order release is not valid for this access}}
+  %t = tile.load %a[%c0] {memory_order = #tile.memory_order<release>, memory_scope = #tile.memory_scope<device>} : !tile.array<?xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_without_scope(%a: !tile.array<?xf32>, %t: tensor<16xf32>) {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{memory scope none must name block, device or sys for a non-weak order}}
+  tile.store %a[%c0], %t {memory_order = #tile.memory_order<relaxed>} : !tile.array<?xf32>, tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @weak_atomic(%a: !tile.array<?xi32>, %i: tensor<16xi32>) {
+  // expected-error @+1 {{memory order weak is not valid for this access}}
+  %o = tile.atomic_rmw add %a[%i], %i {memory_order = #tile.memory_order<weak>, memory_scope = #tile.memory_scope<none>} : !tile.array<?xi32>[tensor<16xi32>], tensor<16xi32>
+  return
+}
+
+// -----
+
+func.func @weak_with_scope(%a: !tile.array<?xf32>) {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{memory scope block needs a non-weak memory order}}
+  %t = tile.load %a[%c0] {memory_scope = #tile.memory_scope<block>} : !tile.array<?xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @slice_static(%a: !tile.array<?x?xf32>, %s: i32) {
+  // expected-error @+1 {{slice extent 0 must be the array's, and dynamic on the axis}}
+  %v = tile.array_slice %a[0] %s, %s : !tile.array<?x?xf32> -> !tile.array<4x?xf32>
+  return
+}
+
+// -----
+
+func.func @slice_align(%a: !tile.array<?xf32, align = 4>, %s: i32) {
+  // expected-error @+1 {{view alignment 16 is not implied by the array's 4}}
+  %v = tile.array_slice %a[0] %s, %s : !tile.array<?xf32, align = 4> -> !tile.array<?xf32, align = 16>
+  return
+}
+
+// -----
+
+func.func @raw_rank(%a: !tile.array<?x?xf32>) {
+  // expected-error @+1 {{a raw view is !tile.array<?xT, strides = [1]>}}
+  %v = tile.raw_view %a : !tile.array<?x?xf32> -> !tile.array<?x?xf32>
+  return
+}
