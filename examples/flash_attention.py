@@ -1,7 +1,7 @@
 """Flash attention forward: softmax(Q K^T * scale) V, one program per BM
 queries of one (batch*head), streaming keys/values in BN blocks with the
 online softmax (running max `m`, running sum `l`, accumulator `acc`, all
-carried by the tile.range loops). K is loaded transposed with order=(1, 0).
+carried by the tile.range loops). K is loaded transposed with order=(0, 2, 1).
 
 The key blocks are split in two runtime ranges: blocks every query of the
 program sees whole (below the causal diagonal and inside `seq`) run an
@@ -21,7 +21,7 @@ def online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
                         BN, D, MASK, CAUSAL):
     """One key block of the online softmax; MASK and CAUSAL are Python bools
     (decided while tracing), so the unmasked loop carries no mask code."""
-    Kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D), order=(0, 2, 1)),
+    Kt = tile.reshape(tile.load(k, index=(bh, 0, j), shape=(1, D, BN), order=(0, 2, 1)),
                       (D, BN))
     V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
     s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32)) * scale

@@ -24,10 +24,12 @@ import threading
 
 from . import backend as _backend
 from . import interop, ir
-from .errors import (TileCompilerExecutionError, TileError,
+from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileError,
                      TileLaunchError, TileTypeError,
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
+from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_occupancy
+from .hints import current_compiler_timeout
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
 from .tracer import trace
@@ -44,12 +46,13 @@ _MISSING = object()  # an argument the launch did not pass
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
 _ARRAY_ARG = re.compile(r"(%[^\s:,()]+): !tile\.array<")
-_SSA_USE = re.compile(r"%[A-Za-z_$.\-][\w$.\-]*")
+_SSA_USE = re.compile(r"%[\w$.\-]+")  # views are numbered (%3)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _OP_NAME = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[\w.]+)")
 _LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)\s*$')
 # Ops that only read the arrays they name: any other use is taken as a write.
 _READING_OPS = frozenset({"tile.load", "tile.gather", "tile.dim", "tile.stride"})
+_VIEW_OPS = frozenset({"tile.array_slice", "tile.raw_view"})
 
 
 def array_writes(ir_text, params, key):
@@ -70,6 +73,9 @@ def array_writes(ir_text, params, key):
         used = [ssa[u] for u in _SSA_USE.findall(code) if u in ssa]
         op = _OP_NAME.match(code)
         op = op.group(1) if op else "?"
+        if used and op in _VIEW_OPS:  # a view writes where its array is written
+            ssa[code.split("=")[0].strip()] = used[0]
+            continue
         if not used or op in _READING_OPS:
             continue
         where = (loc.group(1), int(loc.group(2))) if loc else ("?", 0)
@@ -78,10 +84,17 @@ def array_writes(ir_text, params, key):
     return writes
 
 
-def kernel(fn=None, *, num_warps=None, opt_level=3, backend=None):
-    """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None)`."""
+def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
+           num_warps=None, backend=None):
+    """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None)`;
+    cuTile's hints `num_ctas`, `occupancy`, `opt_level`, `num_worker_warps`
+    (each a value or a `tile.ByTarget`) are checked here (tile/hints.py)."""
+    hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
+                 num_worker_warps=num_worker_warps)
+    check_hints(hints)
+
     def wrap(f):
-        return Kernel(f, num_warps=num_warps, opt_level=opt_level, backend=backend)
+        return Kernel(f, num_warps=num_warps, backend=backend, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -90,11 +103,37 @@ def kernel(fn=None, *, num_warps=None, opt_level=3, backend=None):
     return wrap(fn)
 
 
-def launch(kern, grid, *args, stream=None, **kwargs):
-    """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`."""
+def launch(*args, stream=None, programmatic_dependent_launch=False, **kwargs):
+    """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`,
+    or cuTile's `tile.launch(stream, grid, kernel, args)` (args a tuple): a
+    first argument that is a kernel selects tile's form. Launches are stream
+    ordered; `programmatic_dependent_launch` is checked and ignored."""
+    if programmatic_dependent_launch.__class__ is not bool:
+        raise TileTypeError("tile.launch: programmatic_dependent_launch must be True or "
+                            f"False, got {programmatic_dependent_launch!r}",
+                            location=user_location())
+    if args and isinstance(args[0], Kernel):
+        kern, grid, rest = args[0], args[1] if len(args) > 1 else _MISSING, args[2:]
+        if grid is _MISSING:
+            raise TileTypeError("tile.launch(kernel, grid, *args): missing the grid",
+                                kernel=kern.__name__, location=user_location())
+        return kern[grid](*rest, stream=stream, **kwargs)
+    if len(args) != 4 or kwargs or stream is not None:
+        raise TileTypeError(
+            "tile.launch takes (kernel, grid, *args, stream=None) or cuTile's "
+            f"(stream, grid, kernel, args); got {len(args)} positional arguments"
+            + (f" and keywords {', '.join(kwargs)}" if kwargs else ""),
+            "the first argument is a @tile.kernel, or the stream with the kernel third",
+            location=user_location())
+    stream, grid, kern, kernel_args = args
     if not isinstance(kern, Kernel):
-        raise TypeError(f"tile.launch needs a @tile.kernel function, got {kern!r}")
-    return kern[grid](*args, stream=stream, **kwargs)
+        raise TileTypeError(f"tile.launch(stream, grid, kernel, args): the kernel must be a "
+                            f"@tile.kernel function, got {kern!r}", location=user_location())
+    if kernel_args.__class__ is not tuple:
+        raise TileTypeError("tile.launch(stream, grid, kernel, args): args must be a tuple, "
+                            f"got a {type(kernel_args).__name__}", "e.g. (x, y, out)",
+                            kernel=kern.__name__, location=user_location())
+    return kern[grid](*kernel_args, stream=stream)
 
 
 class _Specializations(dict):
@@ -287,12 +326,13 @@ class CompiledKernel:
 class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
-    def __init__(self, fn, num_warps=None, opt_level=3, backend=None):
+    def __init__(self, fn, num_warps=None, opt_level=3, backend=None, **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
-        self.opt_level = opt_level
+        self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
+        self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
         self.cache = _Specializations()  # specialization key -> CompiledKernel
         self.compile_count = 0   # traces+compiles done (tests check reuse)
         self._fast = None        # the Python launcher, without a dispatcher
@@ -334,6 +374,16 @@ class Kernel:
     def __repr__(self):
         return f"<tile.kernel {self.__name__}>"
 
+    def replace_hints(self, **hints):
+        """A new kernel of the same function with these hints changed (cuTile's
+        num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps and
+        backend); it compiles and caches on its own."""
+        own = {k: hints.pop(k) for k in ("num_warps", "backend") if k in hints}
+        merged = dict(self.hints, **hints)
+        check_hints(merged)
+        return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
+                      backend=own.get("backend", self.backend), **merged)
+
     # -- tracing and compiling -------------------------------------------
     def _def_location(self):
         return (self.fn.__code__.co_filename, def_line(self.fn), 1)
@@ -371,13 +421,22 @@ class Kernel:
         return ck
 
     def _native_compile(self, mod, text, target):
-        options = _backend.compile_options(self.num_warps, self.opt_level)
+        options = _backend.compile_options(self.num_warps,
+                                           for_target(self.opt_level, target, 3))
+        if target.startswith("sm_"):  # occupancy: blocks per SM (nvvm.minctasm)
+            text = with_occupancy(text, for_target(self.hints["occupancy"], target, None))
         bkey = (text, target, tuple(sorted(options.items())))
         binary = _binaries.get(bkey)
         if binary is not None and not options["always_compile"]:
             return binary
+        timeout = current_compiler_timeout()
         try:
-            binary = mod.compile(text, target, options)
+            binary = run_with_timeout(lambda: mod.compile(text, target, options), timeout)
+        except TimeoutError:
+            raise TileCompilerTimeoutError(
+                f"compiling for {target} took longer than {timeout:g} s",
+                "raise the limit of tile.compiler_timeout", kernel=self.__name__,
+                location=self._def_location()) from None
         except Exception as e:
             if type(e).__name__ != "CompileError" and not isinstance(
                     e, getattr(mod, "CompileError", ())):

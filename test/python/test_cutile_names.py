@@ -34,13 +34,6 @@ with open(DATA) as _f:
 # Entries missing or incompatible today that other groups of issue 16 are
 # implementing. Keys: a name, or "Tile.method" / "Array.method".
 XFAIL = {
-    # memory: padding/memory-model enums, advanced indexing, tiled views and
-    # slices, offset memory, cuTile's load/store/gather/scatter/atomic keywords
-    "PaddingMode", "MemoryOrder", "MemoryScope", "load_advanced_indexing",
-    "store_advanced_indexing", "TiledView", "Slice", "num_tiles", "assume_divisible_by",
-    "load", "store", "gather", "scatter", "atomic_cas", "atomic_xchg", "atomic_add",
-    "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
-    "Array.slice", "Array.tiled_view", "Array.get_raw_memory",
     # tiles: propagate_nan/flush_to_zero of the max/min/argmax/argmin reductions
     # (cuTile's default ignores NaN; tile's reductions propagate it)
     "max", "min", "argmax", "argmin",

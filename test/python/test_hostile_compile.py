@@ -112,7 +112,7 @@ def scale_block3(x, y, B: tile.Constant[int]):
 
 @tile.kernel
 def transpose_block(x, y, BM: tile.Constant[int], BN: tile.Constant[int]):
-    t = tile.load(x, index=(0, 0), shape=(BN, BM), order=(1, 0), padding=-2.0)
+    t = tile.load(x, index=(0, 0), shape=(BM, BN), order=(1, 0), padding=-2.0)
     tile.store(y, index=(0, 0), tile=t + 1.0)
 
 

@@ -51,7 +51,7 @@ def test_callable_grid_and_launch(dev, rng):
 @tile.kernel
 def load_padded_transposed(x, out, PAD: tile.Constant[float]):
     i, j = tile.bid(0), tile.bid(1)
-    t = tile.load(x, index=(i, j), shape=(16, 32), padding=PAD, order=(1, 0))
+    t = tile.load(x, index=(j, i), shape=(32, 16), padding=PAD, order=(1, 0))
     tile.store(out, index=(j, i), tile=t)
 
 

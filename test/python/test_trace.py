@@ -140,7 +140,7 @@ def test_load_padding_f16_and_int():
 
 @tile.kernel
 def transposed(x, out):
-    t = tile.load(x, index=(0, 1), shape=(16, 32), order=(1, 0))
+    t = tile.load(x, index=(1, 0), shape=(32, 16), order=(1, 0))
     assert t.shape == (32, 16)
     tile.store(out, index=(1, 0), tile=t)
 
