@@ -237,39 +237,55 @@ def prod(t, axis=None, keepdims=False, dtype=None, *, rounding_mode=None,
     return _arith_reduction(t, axis, keepdims, dtype, combine)
 
 
-def _max_combine(a, b):
-    return binary("max", a, b)
+def _extreme_combine(fn, nan):
+    from . import named
+    extreme = named.maximum if fn == "max" else named.minimum
+    return lambda a, b: extreme(a, b, propagate_nan=nan)
 
 
-def _min_combine(a, b):
-    return binary("min", a, b)
+def _extreme(fn, t, axis, keepdims, flush_to_zero, propagate_nan):
+    """max/min: a NaN is ignored (maxnum/minnum; NaN only when all are NaN)
+    unless propagate_nan. flush_to_zero flushes the float32 input's
+    subnormals once: the extremum of flushed values is flushed."""
+    from .named import _bool_hint, check_math_hints, flush_subnormals
+    t = _to_tile(t)
+    nan = _bool_hint(fn, "propagate_nan", propagate_nan)
+    if check_math_hints(fn, t.dtype, None, flush_to_zero):
+        t = flush_subnormals(t)
+    return _reduce_axes(t, axis, keepdims, _extreme_combine(fn, nan))
 
 
-def max(t, axis=None, keepdims=False):
-    """Maximum along `axis` (NaN-propagating for floats)."""
-    return _reduce_axes(t, axis, keepdims, _max_combine)
+def max(t, axis=None, keepdims=False, *, flush_to_zero=False, propagate_nan=False):
+    """Maximum along `axis`; NaNs are ignored unless propagate_nan=True
+    (cuTile's default; NumPy's nanmax, or max with propagate_nan)."""
+    return _extreme("max", t, axis, keepdims, flush_to_zero, propagate_nan)
 
 
-def min(t, axis=None, keepdims=False):
-    """Minimum along `axis` (NaN-propagating for floats)."""
-    return _reduce_axes(t, axis, keepdims, _min_combine)
+def min(t, axis=None, keepdims=False, *, flush_to_zero=False, propagate_nan=False):
+    """Minimum along `axis`; NaNs are ignored unless propagate_nan=True."""
+    return _extreme("min", t, axis, keepdims, flush_to_zero, propagate_nan)
 
 
-def _arg_combine(better):
+def _arg_combine(better, nan_wins):
     """(value, index) combiner: keeps the better value, the first index on
-    ties; a NaN counts as the best (as torch.argmax/argmin do)."""
+    ties. A NaN is the best value when nan_wins (as np.argmax), else the
+    worst (even below -inf; all NaN gives index 0); two NaNs tie."""
     def combine(v0, i0, v1, i1):
         first = i1 < i0
         if v0.dtype.kind == D.KIND_FLOAT:
             nan0, nan1 = v0 != v0, v1 != v1
-            take = better(v1, v0) | (((nan0 & nan1) | (v1 == v0)) & first) | (nan1 & ~nan0)
+            tie = (nan0 & nan1) | (v1 == v0)
+            take = better(v1, v0) | (tie & first)
+            take = take | ((nan1 & ~nan0) if nan_wins else (nan0 & ~nan1))
         else:
             take = better(v1, v0) | ((v1 == v0) & first)
         return where(take, v1, v0), where(take, i1, i0)
     return combine
 
 
-def _arg_reduce(t, axis, keepdims, better):
+def _arg_reduce(fn, t, axis, keepdims, better, propagate_nan):
+    from .named import _bool_hint
+    nan = _bool_hint(fn, "propagate_nan", propagate_nan)
     t = _to_tile(t)
     if t.ndim == 0:
         t = reshape(t, (1,))
@@ -278,13 +294,13 @@ def _arg_reduce(t, axis, keepdims, better):
         flat = reshape(t, (-1,))
         n = flat.shape[0]
         idx = _iota(n)
-        _, r = reduce((flat, idx), 0, _arg_combine(better))
+        _, r = reduce((flat, idx), 0, _arg_combine(better, nan))
         return reshape(r, (1,) * ndim) if keepdims else r
     a = _norm_axis(axis, ndim)
     n = t.shape[a]
     idx = reshape(_iota(n), tuple(n if k == a else 1 for k in range(ndim)))
     idx = broadcast_to(idx, t.shape)
-    _, r = reduce((t, idx), a, _arg_combine(better))
+    _, r = reduce((t, idx), a, _arg_combine(better, nan))
     return expand_dims(r, a) if keepdims else r
 
 
@@ -292,14 +308,16 @@ def _iota(n):
     return Tile(builder().emit(f"tile.iota : {tensor_type((n,), 'i32')}"), (n,), D.int32)
 
 
-def argmax(t, axis=None, keepdims=False):
-    """Index (int32) of the maximum along `axis`; the first one on ties."""
-    return _arg_reduce(t, axis, keepdims, lambda a, b: a > b)
+def argmax(t, axis=None, keepdims=False, *, propagate_nan=False):
+    """Index (int32) of the maximum along `axis`; the first one on ties.
+    NaNs are ignored (all NaN gives 0) unless propagate_nan=True: then the
+    first NaN's index (np.argmax)."""
+    return _arg_reduce("argmax", t, axis, keepdims, lambda a, b: a > b, propagate_nan)
 
 
-def argmin(t, axis=None, keepdims=False):
-    """Index (int32) of the minimum along `axis`; the first one on ties."""
-    return _arg_reduce(t, axis, keepdims, lambda a, b: a < b)
+def argmin(t, axis=None, keepdims=False, *, propagate_nan=False):
+    """Index (int32) of the minimum along `axis`, as argmax."""
+    return _arg_reduce("argmin", t, axis, keepdims, lambda a, b: a < b, propagate_nan)
 
 
 def _scan(t, axis, reverse, dtype, combine):
