@@ -34,9 +34,6 @@ with open(DATA) as _f:
 # Entries missing or incompatible today that other groups of issue 16 are
 # implementing. Keys: a name, or "Tile.method" / "Array.method".
 XFAIL = {
-    # tiles: propagate_nan/flush_to_zero of the max/min/argmax/argmin reductions
-    # (cuTile's default ignores NaN; tile's reductions propagate it)
-    "max", "min", "argmax", "argmin",
     # launch and hints: kernel hints, ByTarget, tile functions, programmatic
     # dependent launch, ahead-of-time compilation, timeouts, autotuning
     "ByTarget", "function", "grid_dependency_control_wait",
