@@ -59,6 +59,21 @@ class ArrayArg:
         return np.where(ok, off - self.base, 0), ok
 
 
+class ArrayView:
+    """tile.array_slice / tile.raw_view of an array: the parent's memory with
+    an origin moved by `origin` elements, other extents and strides."""
+
+    def __init__(self, parent, origin, shape, strides):
+        self.flat, self.dtype = parent.flat, parent.dtype
+        self.base = parent.base - origin
+        self.shape, self.strides = shape, strides
+
+    def offsets(self, coords):
+        off, ok = ArrayArg.offsets(self, coords)
+        ok = ok & (off >= 0) & (off < len(self.flat))  # a raw view has no extent
+        return np.where(ok, off, 0), ok
+
+
 # -- parsing ---------------------------------------------------------------------
 
 class Op:
@@ -293,6 +308,17 @@ class Interp:
             a, d = rest.split(":")[0].split(",")
             arr = v(a)
             return np.int32((arr.shape if name == "tile.dim" else arr.strides)[int(d)])
+        if name == "tile.array_slice":
+            m = re.match(r"(%\w+)\[(\d+)\] (%\w+), (%\w+)", rest)
+            arr, axis = v(m.group(1)), int(m.group(2))
+            n = arr.shape[axis]
+            lo = min(max(int(v(m.group(3))), 0), n)
+            hi = min(max(int(v(m.group(4))), lo), n)
+            shape = list(arr.shape)
+            shape[axis] = hi - lo
+            return ArrayView(arr, lo * arr.strides[axis], tuple(shape), arr.strides)
+        if name == "tile.raw_view":
+            return ArrayView(v(rest.split(":")[0].strip()), 0, (1 << 62,), (1,))
         if name == "tensor.extract":
             return v(rest.split("[")[0])[()]
         if name == "tile.splat":
@@ -364,7 +390,7 @@ class Interp:
 
     def store(self, rest, env):
         arr, idx = self._indices(rest, env)
-        val = env[rest.split("],", 1)[1].split(":")[0].strip()]
+        val = env[re.sub(r"\{.*\}", "", rest.split("],", 1)[1].split(" : ")[0]).strip()]
         shape = np.shape(val)
         coords = np.meshgrid(*[int(i) * b + np.arange(b) for i, b in zip(idx, shape)],
                              indexing="ij")
@@ -376,7 +402,7 @@ class Interp:
         if name == "tile.atomic_rmw":
             kind, rest = rest.split(" ", 1)
         arr, idx = self._indices(rest, env)
-        after = rest.split("]", 1)[1].split(":")[0]
+        after = re.sub(r"\{.*\}", "", rest.split("]", 1)[1].split(" : ")[0])
         toks = dict(re.findall(r"(mask|other) (%\w+)", after))
         vals = [s.strip() for s in re.sub(r"(mask|other) %\w+", "", after).split(",")
                 if s.strip()]
