@@ -5,9 +5,9 @@ into tile-dialect attributes by memory.py.
 What tile does with each (docs/cutile.md, "Memory"):
 - padding_mode: the value out-of-bounds elements read; UNDETERMINED reads 0.
 - memory_order/memory_scope: attributes the GPU lowering turns into PTX
-  orderings and scopes (ld.acquire, st.release, atom.relaxed.cta, fences);
-  the CPU backend's accesses are already sequentially consistent enough
-  (its atomics are seq_cst, and blocks synchronize only through them).
+  orderings and scopes (ld.acquire, st.release, atom.relaxed.cta, fences).
+  On the CPU backend atomics are sequentially consistent and ordered loads
+  and stores are plain accesses (synchronize blocks through atomics there).
 - check_bounds=False, latency, allow_tma: accepted and checked, not acted on
   (tile always bounds-checks, which is one of the behaviours check_bounds=False
   allows; it has no TMA path and no latency model).
