@@ -188,7 +188,8 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     # Causal: every key block up to the diagonal builds the mask. On the H200
     # (2026-12-01, B4 H32 L4096 D128) this ran 1.42 ms against 1.64 for
     # attention_diag (two loops: the second loop's ring starts cold) and 1.29
-    # for attention_diag_if, which is wrong there yet (see the bench row).
+    # for attention_diag_if, which was wrong then (ptxas lost Q's registers
+    # after the mask's branch; the mask is a select now: TileRegisterAWgmma).
     mb = tile.bid(0)
     bh = tile.bid(1)
     qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))

@@ -193,6 +193,14 @@ LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
   return {};
 }
 
+/// Whether a warpgroup mma streams A through the cp.async ring (matmul)
+/// rather than taking it from registers (Q, or P from the chained mma).
+static bool readsAFromRing(MmaOp op, bool chained) {
+  auto aLoad = op.getA().getDefiningOp<LoadOp>();
+  return aLoad && aLoad->getBlock() == op->getBlock() && !aLoad.getOrder() &&
+         !chained;
+}
+
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                                 bool chained) {
   auto a = cast<RankedTensorType>(op.getA().getType());
@@ -214,9 +222,7 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
   if (!loop || !findLoadThroughView(op.getB(), op->getBlock()))
     return {};
-  auto aLoad = op.getA().getDefiningOp<LoadOp>();
-  bool aInRing = aLoad && aLoad->getBlock() == op->getBlock() &&
-                 !aLoad.getOrder() && !chained;
+  bool aInRing = readsAFromRing(op, chained);
   bool aInRegs = chained || loop.isDefinedOutsideOfLoop(op.getA());
   if (!aInRing && !aInRegs)
     return {};
@@ -518,6 +524,21 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
         auto cur = it++;
         if (mixed.contains(cur->first->getParentOp()))
           warpgroup.erase(cur);
+      }
+      // A register-A wgmma loop needs a branch-free body (ptxas).
+      llvm::SetVector<Operation *> regA;
+      module.walk([&](MmaOp mma) {
+        if (warpgroup.count(mma) && !readsAFromRing(mma, chained.contains(mma)))
+          regA.insert(mma->getParentOp());
+      });
+      for (Operation *loop : regA) {
+        if (flattenBranches(cast<scf::ForOp>(loop)))
+          continue;
+        for (auto it = warpgroup.begin(); it != warpgroup.end();) {
+          auto cur = it++;
+          if (cur->first->getParentOp() == loop)
+            warpgroup.erase(cur);
+        }
       }
     }
     module.walk([&](MmaOp mma) {

@@ -11,6 +11,7 @@
 
 #include "dialects/tile/TileDialect.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -56,6 +57,12 @@ LoadOp findLoadThroughView(Value v, Block *block,
 /// warps, or null when its types, shape or operands do not allow one.
 /// `chained`: A is another mma's result (registers).
 MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained);
+
+/// For a loop whose wgmmas take A from registers (TileRegisterAWgmma.cpp):
+/// each scf.if of its body that only computes values becomes both branches
+/// and selects. Returns whether the body is then free of control flow (else
+/// those mmas must not be wgmmas: ptxas would lose a register-A operand).
+bool flattenBranches(scf::ForOp loop);
 
 } // namespace mlir::tile
 

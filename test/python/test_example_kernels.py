@@ -121,11 +121,6 @@ def test_bench_attention(name, bh, seq, bm, bn, d, causal, request):
     if name == "attention_diag_if" and causal:
         skip_on_reference(request, "scf.if")
     dev = Device()
-    if (name == "attention_diag_if" and causal and bh == 16 and dev.backend == "cuda"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "GPU miscompile (H200, 2026-12-01): the scf.if mask inside the wgmma "
-            "attention loop gives wrong rows for query blocks >= 1 when the arrays' "
-            "extents are multiples of 16; see the issue-15 report")))
     rng = np.random.default_rng(seq + bm * 3 + bn)
     q, k, v = qkv(rng, bh, seq, d, np.float16)
     o = dev.poisoned((bh, seq, d), np.float32)
