@@ -168,7 +168,7 @@ def two_shapes(x, out, n):
 @tile.kernel
 def tile_or_scalar(x, out, n, f):
     t = tile.load(x, index=(0,), shape=(16,))
-    v = tile.sum(t) if n > 0 else f  # @if
+    v = t * 2.0 if n > 0 else f  # @if (a 0-d tile beside a scalar would be fine)
     tile.store(out, index=(0,), tile=t + v)
 
 
@@ -188,7 +188,7 @@ SCALAR_F = (tile_or_scalar, int_or_float_scalar)
 @pytest.mark.parametrize("kernel, words", [
     (two_dtypes, ("'t'", "float16", "float32", ".astype")),
     (two_shapes, ("'t'", "(32,)", "(16,)", "tile.broadcast_to")),
-    (tile_or_scalar, ("tile of shape ()", "float32 scalar")),
+    (tile_or_scalar, ("tile of shape (16,)", "float32 scalar")),
     (int_or_float_scalar, ("'s'", "int32 scalar", "float32 scalar", ".astype")),
 ], ids=lambda v: v.__name__ if isinstance(v, tile.Kernel) else None)
 def test_two_types_on_two_paths(kernel, words):
