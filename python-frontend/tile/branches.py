@@ -17,6 +17,8 @@ from .errors import TileSyntaxError, TileTypeError, user_location
 from .language import Scalar, Tile, Value, materialize
 from .escapes import RV
 from .rewrite import UNDEF
+# (loops.py imports this module last, so its tree helpers exist by then)
+from .loops import _flatten, _is_number, _unflatten
 
 _SAME, _DROP = "same", "drop"
 
@@ -44,24 +46,6 @@ def truth(c, what):
     if c.dtype is D.bool_:
         return c
     return c != 0
-
-
-def _flatten(x, leaves):
-    if type(x) in (tuple, list):
-        return (type(x), [_flatten(e, leaves) for e in x])
-    leaves.append(x)
-    return None
-
-
-def _unflatten(tree, it):
-    if tree is None:
-        return next(it)
-    typ, kids = tree
-    return typ(_unflatten(k, it) for k in kids)
-
-
-def _is_number(x):
-    return isinstance(x, (bool, int, float))
 
 
 def _number_dtype(x):

@@ -238,17 +238,31 @@ class _Rewriter(ast.NodeTransformer):
         total = self.scope_loads[-1]
         return tuple(total[n] > inside[n] for n in names)
 
-    def visit_For(self, node):
+    def _loop_names(self, node, head):
+        """(names the loop rebinds, their liveness after it), or None when the
+        loop stays Python (for-else, global/nonlocal, not in a function)."""
         stores = _Stores()
-        stores.visit(node.target)
+        stores.visit(head)
         for stmt in node.body:
             stores.visit(stmt)
         inside = _loads(node.body)
         self.generic_visit(node)
         if node.orelse or stores.escapes or stores.scoped or not self.scope_loads:
+            return None
+        return stores.names, self._live(stores.names, inside)
+
+    def _loop_args(self, node, names, live, *fns):
+        args = [*fns, self._grab(names, node), _const_tuple(names), _const_tuple(live)]
+        brk = getattr(node, "tile_break_flag", None)
+        if brk is not None:
+            args.append(ast.Constant(value=names.index(brk)))
+        return args
+
+    def visit_For(self, node):
+        found = self._loop_names(node, node.target)
+        if found is None:
             return node
-        names = stores.names
-        live = self._live(names, inside)
+        names, live = found
         self.counter += 1
         body_name = f"__tile_body_{self.counter}"
         fn = ast.parse(f"def {body_name}(__tile_iv): pass").body[0]
@@ -256,11 +270,8 @@ class _Rewriter(ast.NodeTransformer):
         bind = ast.Assign(targets=[node.target],
                           value=ast.Name(id="__tile_iv", ctx=ast.Load()))
         ret = ast.Return(value=_names_tuple(names, ast.Load))
-        args = [node.iter, ast.Name(id=body_name, ctx=ast.Load()), self._grab(names, node),
-                _const_tuple(names), _const_tuple(live)]
-        brk = getattr(node, "tile_break_flag", None)
-        if brk is not None:
-            args.append(ast.Constant(value=names.index(brk)))
+        args = self._loop_args(node, names, live, node.iter,
+                               ast.Name(id=body_name, ctx=ast.Load()))
         call = ast.Call(func=_rt("for_", node), args=args, keywords=[])
         stmt = self._bind(names, call, node)
         # New nodes take the `for` line; the body keeps its own positions.
@@ -271,25 +282,16 @@ class _Rewriter(ast.NodeTransformer):
         return [fn, stmt]
 
     def visit_While(self, node):
-        stores = _Stores()
-        stores.visit(node.test)
-        for stmt in node.body:
-            stores.visit(stmt)
-        inside = _loads(node.body)
-        self.generic_visit(node)
-        if node.orelse or stores.escapes or stores.scoped or not self.scope_loads:
+        found = self._loop_names(node, node.test)
+        if found is None:
             return node
-        names = stores.names
+        names, live = found
         self.counter += 1
         cond = self._branch_fn(f"__tile_cond_{self.counter}", names, [], node)
         cond.body = [ast.copy_location(ast.Return(value=node.test), node.test)]
         body = self._branch_fn(f"__tile_body_{self.counter}", names, node.body, node)
-        args = [ast.Name(id=cond.name, ctx=ast.Load()), ast.Name(id=body.name, ctx=ast.Load()),
-                self._grab(names, node), _const_tuple(names),
-                _const_tuple(self._live(names, inside))]
-        brk = getattr(node, "tile_break_flag", None)
-        if brk is not None:
-            args.append(ast.Constant(value=names.index(brk)))
+        args = self._loop_args(node, names, live, ast.Name(id=cond.name, ctx=ast.Load()),
+                               ast.Name(id=body.name, ctx=ast.Load()))
         call = ast.Call(func=_rt("while_", node), args=args, keywords=[])
         return [cond, body, self._bind(names, call, node)]
 
