@@ -77,6 +77,9 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   });
   if (mmas == 1 && regs <= 96 && numWarps >= 4)
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
+  // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins.
+  if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy"))
+    gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(occupancy.getInt()));
   Block &entry = gpuFunc.getBody().front();
   Block &oldEntry = func.getBody().front();
   b.setInsertionPointToStart(&entry);

@@ -60,6 +60,11 @@ from .dtypes import tfloat32  # noqa: E402
 from .shapes import (astile, bitcast, cat, extract, insert, pack_to_bytes,  # noqa: E402
                      transpose, unpack_from_bytes)
 
+# cuTile's kernel hints and launch names (issue 16): hints.py, tune.py, compilation.py
+from . import compilation, tune  # noqa: E402
+from .hints import (ByTarget, compiler_timeout, function,  # noqa: E402
+                    grid_dependency_control_launch_dependents, grid_dependency_control_wait)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -103,6 +108,10 @@ __all__ += ["PaddingMode", "MemoryOrder", "MemoryScope", "num_tiles", "TiledView
 
 __all__ += ["extract", "insert", "cat", "astile", "bitcast", "pack_to_bytes",
             "unpack_from_bytes", "tfloat32"]
+
+
+__all__ += ["ByTarget", "function", "compiler_timeout", "compilation", "tune",
+            "grid_dependency_control_wait", "grid_dependency_control_launch_dependents"]
 
 
 def default_backend():

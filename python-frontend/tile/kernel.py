@@ -103,7 +103,8 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     return wrap(fn)
 
 
-def launch(*args, stream=None, programmatic_dependent_launch=False, **kwargs):
+def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stream=None,
+           programmatic_dependent_launch=False, **kwargs):
     """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`,
     or cuTile's `tile.launch(stream, grid, kernel, args)` (args a tuple): a
     first argument that is a kernel selects tile's form. Launches are stream
@@ -112,8 +113,9 @@ def launch(*args, stream=None, programmatic_dependent_launch=False, **kwargs):
         raise TileTypeError("tile.launch: programmatic_dependent_launch must be True or "
                             f"False, got {programmatic_dependent_launch!r}",
                             location=user_location())
-    if args and isinstance(args[0], Kernel):
-        kern, grid, rest = args[0], args[1] if len(args) > 1 else _MISSING, args[2:]
+    args = tuple(a for a in (first, grid, third, fourth) if a is not _MISSING) + more
+    if isinstance(first, Kernel):
+        kern, rest = first, args[2:]
         if grid is _MISSING:
             raise TileTypeError("tile.launch(kernel, grid, *args): missing the grid",
                                 kernel=kern.__name__, location=user_location())

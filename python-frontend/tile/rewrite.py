@@ -504,7 +504,8 @@ def _make_factory(f, strip_decorators):
     if not fdefs:
         return None
     fdef = fdefs[0]
-    if fdef.decorator_list and not strip_decorators:
+    if fdef.decorator_list and not strip_decorators and \
+            not getattr(f, "__tile_function__", False):  # @tile.function returns f
         return None  # a decorated helper may not be the function we see
     fdef.decorator_list = []
     fdef.returns = None

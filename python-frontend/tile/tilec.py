@@ -22,6 +22,7 @@ import sys
 from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
+from .hints import for_target, with_occupancy
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
@@ -474,7 +475,10 @@ def run(argv=None, out=None):
         target = _pick_target(args, None)
         start, skip = "tile", ()
         num_warps = kern.num_warps if args.num_warps is None else args.num_warps
-        opt_level = kern.opt_level if args.opt_level is None else args.opt_level
+        opt_level = for_target(kern.opt_level, target, 3) if args.opt_level is None \
+            else args.opt_level
+        if target.startswith("sm_"):  # @tile.kernel(occupancy=...), as a launch compiles
+            ir_text = with_occupancy(ir_text, for_target(kern.hints["occupancy"], target, None))
     else:
         if args.args or args.constants:
             raise UsageError("--args and -D apply to a Python kernel (FILE.py::KERNEL)")

@@ -34,11 +34,6 @@ with open(DATA) as _f:
 # Entries missing or incompatible today that other groups of issue 16 are
 # implementing. Keys: a name, or "Tile.method" / "Array.method".
 XFAIL = {
-    # launch and hints: kernel hints, ByTarget, tile functions, programmatic
-    # dependent launch, ahead-of-time compilation, timeouts, autotuning
-    "ByTarget", "function", "grid_dependency_control_wait",
-    "grid_dependency_control_launch_dependents", "compilation", "compiler_timeout", "tune",
-    "kernel", "launch",
 }
 
 # Blackwell-only names: they exist, and using them raises an error naming sm_100.

@@ -1,0 +1,211 @@
+"""cuTile's kernel hints and launch-side names (issue 16, docs/cutile.md):
+`ByTarget`, the checks of `@tile.kernel(num_ctas=, occupancy=, opt_level=,
+num_worker_warps=)`, `tile.function`, `compiler_timeout` and the
+programmatic-dependent-launch controls.
+
+What acts: `opt_level` (the compiler's level, per target) and `occupancy` on
+CUDA targets (the kernel's `nvvm.minctasm`: blocks per SM the register
+allocation must leave room for). `num_ctas` (thread-block clusters) and
+`num_worker_warps` (warp specialization) are checked and ignored: tile
+launches one block per grid point and picks its warps itself (`num_warps`).
+"""
+
+import contextlib
+import re
+import threading
+
+from . import ir
+from .errors import TileTypeError, TileValueError, user_location
+
+__all__ = ["ByTarget", "function", "compiler_timeout", "grid_dependency_control_wait",
+           "grid_dependency_control_launch_dependents", "check_hints", "for_target",
+           "HINT_DEFAULTS"]
+
+_UNSET = object()
+_TARGET_KEY = re.compile(r"^(sm_\d+a?|cpu)$")
+
+# cuTile's kernel hints and their defaults.
+HINT_DEFAULTS = {"num_ctas": None, "occupancy": None, "opt_level": 3, "num_worker_warps": None}
+
+
+class ByTarget:
+    """A value that depends on the compilation target: `ByTarget(sm_90=2,
+    sm_80=1, default=1)`. Keys are `sm_<major><minor>` (as cuTile's) or
+    `cpu` (tile's CPU backend); a target not listed takes `default`, and
+    without one the hint's own default."""
+
+    __slots__ = ("_default", "_by_target")
+
+    def __init__(self, *, default=_UNSET, **value_by_target):
+        for name in value_by_target:
+            if not _TARGET_KEY.match(name):
+                raise TileValueError(f"ByTarget: {name!r} is not a target name",
+                                     "use sm_<major><minor> (sm_90, sm_80) or cpu")
+        self._default = default
+        self._by_target = dict(value_by_target)
+
+    def values(self):
+        """Every value it holds (the default included, when given)."""
+        vals = list(self._by_target.values())
+        return vals + ([self._default] if self._default is not _UNSET else [])
+
+    def resolve(self, target, fallback):
+        """The value for `target` ("sm_90", "sm_90a", "cpu")."""
+        for name in (target, target.rstrip("a")):
+            if name in self._by_target:
+                return self._by_target[name]
+        return fallback if self._default is _UNSET else self._default
+
+    def __eq__(self, other):
+        return isinstance(other, ByTarget) and (self._default, self._by_target) == \
+            (other._default, other._by_target)
+
+    def __hash__(self):
+        return hash((ByTarget, tuple(sorted(self._by_target.items(), key=repr))))
+
+    def __repr__(self):
+        parts = [f"{k}={v!r}" for k, v in self._by_target.items()]
+        if self._default is not _UNSET:
+            parts.append(f"default={self._default!r}")
+        return f"ByTarget({', '.join(parts)})"
+
+
+def for_target(value, target, fallback):
+    """A hint's value for `target` (a plain value is every target's)."""
+    return value.resolve(target, fallback) if isinstance(value, ByTarget) else value
+
+
+def _int_in(name, v, ok, what):
+    if v.__class__ is bool or not isinstance(v, int) or not ok(v):
+        raise TileValueError(f"@tile.kernel: {name}={v!r}, expected {what}")
+
+
+_CHECKS = {
+    "num_ctas": lambda v: v is None or _int_in(
+        "num_ctas", v, lambda n: 1 <= n <= 16 and n & (n - 1) == 0,
+        "None or a power of two from 1 to 16"),
+    "occupancy": lambda v: v is None or _int_in(
+        "occupancy", v, lambda n: 1 <= n <= 32, "None or an int from 1 to 32"),
+    "opt_level": lambda v: _int_in("opt_level", v, lambda n: 0 <= n <= 3,
+                                   "an int from 0 to 3"),
+    "num_worker_warps": lambda v: v is None or _int_in(
+        "num_worker_warps", v, lambda n: n in (4, 8), "None, 4 or 8"),
+}
+
+
+def check_hints(hints):
+    """Raises TileValueError for a hint value cuTile refuses (each value of a
+    ByTarget is checked); TileTypeError for an unknown hint."""
+    for name, value in hints.items():
+        check = _CHECKS.get(name)
+        if check is None:
+            raise TileTypeError(f"unknown kernel hint {name!r}",
+                                f"the hints are {', '.join(HINT_DEFAULTS)}")
+        for v in value.values() if isinstance(value, ByTarget) else (value,):
+            check(v)
+
+
+def function(func=None, /, *, host=False, tile=True):
+    """cuTile's `@ct.function`: marks a device helper. A plain helper is
+    already traced (inlined) where a kernel calls it, so this returns the
+    function itself, marked so that the tracer rewrites it like an
+    undecorated helper. `host=True` lets it be called outside kernels too
+    (it always can be: Python runs it); `tile=False` is refused, since a
+    function a kernel cannot call has no meaning here."""
+    for name, v in (("host", host), ("tile", tile)):
+        if v.__class__ is not bool:
+            raise TileValueError(f"@tile.function: {name}={v!r}, expected True or False")
+    if not tile:
+        raise TileValueError("@tile.function(tile=False): tile only has kernel-callable "
+                             "functions", "drop the decorator from host-only functions")
+
+    def mark(f):
+        if not callable(f):
+            raise TileTypeError(f"@tile.function decorates a function, got {f!r}")
+        try:
+            f.__tile_function__ = True
+        except (AttributeError, TypeError):
+            pass  # a builtin: called as it is
+        return f
+    return mark if func is None else mark(func)
+
+
+_timeout = threading.local()
+
+
+def current_compiler_timeout():
+    """Seconds the compiler may take (None: no limit), from compiler_timeout."""
+    return getattr(_timeout, "seconds", None)
+
+
+@contextlib.contextmanager
+def compiler_timeout(timeout_sec):
+    """`with tile.compiler_timeout(10): ...`: compilations started inside
+    (in this thread) that take longer raise TileCompilerTimeoutError once
+    they finish (the native compiler cannot be interrupted)."""
+    if timeout_sec.__class__ is bool or not isinstance(timeout_sec, (int, float)) \
+            or not timeout_sec > 0:
+        raise TileValueError(f"compiler_timeout: {timeout_sec!r}, expected a positive "
+                             "number of seconds")
+    old = current_compiler_timeout()
+    _timeout.seconds = float(timeout_sec)
+    try:
+        yield
+    finally:
+        _timeout.seconds = old
+
+
+def _in_kernel(name):
+    if ir.current() is None:
+        raise TileTypeError(f"tile.{name}() is only meaningful inside a kernel",
+                            location=user_location())
+
+
+def grid_dependency_control_wait():
+    """Waits for the kernel this one programmatically depends on. tile
+    launches every kernel in stream order (no programmatic dependent
+    launch), so the predecessor has finished and its writes are visible
+    before this kernel starts: the wait is satisfied on every target."""
+    _in_kernel("grid_dependency_control_wait")
+
+
+def grid_dependency_control_launch_dependents():
+    """Lets a dependent kernel start early: a scheduling hint, which stream
+    ordered launches (tile's) do not need; it does nothing."""
+    _in_kernel("grid_dependency_control_launch_dependents")
+
+
+def run_with_timeout(compile_fn, seconds):
+    """compile_fn() in a thread (the native compiler releases the GIL);
+    returns its result, or raises TimeoutError once `seconds` pass (the
+    compilation then finishes in the background and is dropped)."""
+    if seconds is None:
+        return compile_fn()
+    box = {}
+
+    def work():
+        try:
+            box["value"] = compile_fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = e
+    t = threading.Thread(target=work, name="tile-compile", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise TimeoutError(seconds)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+_KERNEL_ATTRS = "attributes {tile.kernel}"
+
+
+def with_occupancy(ir_text, occupancy):
+    """The traced module with `tile.occupancy = N` on its kernel, which the
+    CUDA lowering turns into nvvm.minctasm (convert-tile-to-gpu)."""
+    if occupancy is None or _KERNEL_ATTRS not in ir_text:
+        return ir_text
+    return ir_text.replace(_KERNEL_ATTRS,
+                           f"attributes {{tile.kernel, tile.occupancy = {int(occupancy)} : i32}}",
+                           1)
