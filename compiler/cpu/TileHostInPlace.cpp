@@ -81,15 +81,23 @@ OpOperand *chooseDestination(linalg::GenericOp generic) {
   if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
       generic.payloadUsesValueFromOperand(init))
     return nullptr;
-  AffineMap initMap = generic.getMatchingIndexingMap(init);
+  // Bufferization writes in place only through identity maps: reading
+  // element i and writing element i in one iteration.
+  if (!generic.getMatchingIndexingMap(init).isIdentity())
+    return nullptr;
+  auto readElementwise = [&](Value x) {
+    return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *o) {
+      return o->get() != x || generic.getMatchingIndexingMap(o).isIdentity();
+    });
+  };
   OpOperand *best = nullptr;
   int bestRank = 0;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     Value x = input->get();
     int rank = writableRank(x);
-    if (x.getType() != init->get().getType() ||
-        generic.getMatchingIndexingMap(input) != initMap || !rank ||
-        (best && rank >= bestRank) || !oncePerDefinition(x, generic))
+    if (x.getType() != init->get().getType() || !rank ||
+        (best && rank >= bestRank) || !readElementwise(x) ||
+        !oncePerDefinition(x, generic))
       continue;
     if (llvm::all_of(x.getUsers(), [&](Operation *user) {
           return user == generic || readsBefore(user, generic);

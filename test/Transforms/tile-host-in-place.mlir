@@ -197,3 +197,30 @@ func.func @kept(%m: memref<64xf32>, %n: i32) -> tensor<64xf32> {
   } -> tensor<64xf32>
   return %z : tensor<64xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// An input also read transposed is no destination: element (i, j) would be
+// overwritten before (j, i) reads it (bufferization would copy it first).
+// CHECK-LABEL: func.func @read_transposed
+// CHECK: %[[E:.*]] = tensor.empty()
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<4x4xf32>)
+func.func @read_transposed(%n: i32) -> tensor<4x4xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<1.0> : tensor<4x4xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<4x4xf32>) : i32 {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %s = linalg.generic {indexing_maps = [#id, #tr, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%acc, %acc : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %a = arith.addf %p, %q : f32
+      linalg.yield %a : f32
+    } -> tensor<4x4xf32>
+    scf.yield %s : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
