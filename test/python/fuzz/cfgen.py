@@ -516,8 +516,9 @@ def cmp(a, op, b, tol=1e-4):
 
 class T:
     """What `tile.` names in the model."""
-    maximum, minimum, abs, where, tanh = np.maximum, np.minimum, np.abs, np.where, np.tanh
-    sum, max, min = np.sum, np.max, np.min
+    # tile.maximum/minimum and the max/min reductions ignore NaNs (cuTile's default)
+    maximum, minimum, abs, where, tanh = np.fmax, np.fmin, np.abs, np.where, np.tanh
+    sum, max, min = np.sum, np.nanmax, np.nanmin
 
     @staticmethod
     def zeros(n):

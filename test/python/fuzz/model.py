@@ -305,8 +305,9 @@ _INT_BINARY = {
     "rshift": np.right_shift,
 }
 _CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+# tile.maximum/minimum ignore a NaN operand (cuTile's propagate_nan=False).
 _F_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-             "max": np.maximum, "min": np.minimum}
+             "max": np.fmax, "min": np.fmin}
 
 
 def same_shape(args):

@@ -3,6 +3,8 @@ dtype at least as wide as float32 (the order of the additions is the
 implementation's; the bound is n * eps * sum|x| and any risk of an
 intermediate overflow or underflow makes the element unknown)."""
 
+import warnings
+
 import numpy as np
 
 from . import numeric as N
@@ -91,13 +93,12 @@ def _fprod(lo, hi, nom, exact, acc):
 
 
 def _fextreme(op, lo, hi, nom):
-    f = np.max if op == "max" else np.min
-    with np.errstate(all="ignore"):
-        anynan = np.isnan(nom).any(-1)
+    """max/min ignore NaNs (cuTile's propagate_nan=False): NaN only if all are."""
+    f = np.nanmax if op == "max" else np.nanmin
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices
         r_nom = f(nom, -1)
         r_lo, r_hi = f(lo, -1), f(hi, -1)
-        r_lo = np.where(anynan, np.nan, r_lo)
-        r_hi = np.where(anynan, np.nan, r_hi)
         z = r_nom == 0  # NumPy and IEEE maximum disagree on the sign of zero
         r_lo = np.where(z & (r_lo == 0), -0.0, r_lo)
         r_hi = np.where(z & (r_hi == 0), 0.0, r_hi)
@@ -105,24 +106,22 @@ def _fextreme(op, lo, hi, nom):
 
 
 def _farg(op, lo, hi, nom, exact):
-    """argmax/argmin: the first NaN wins, else the first best value."""
-    n = nom.shape[-1]
+    """argmax/argmin ignore NaNs (propagate_nan=False): the first best
+    non-NaN value (a NaN is worse than -inf), index 0 when all are NaN."""
     with np.errstate(all="ignore"):
         isnan = np.isnan(nom)
-        key = nom if op == "argmax" else -nom
+        key = np.where(isnan, -np.inf, nom if op == "argmax" else -nom)
         klo, khi = (lo, hi) if op == "argmax" else (-hi, -lo)
-        best = np.where(isnan.any(-1), np.argmax(isnan, -1), np.argmax(
-            np.where(isnan, -np.inf, key), -1))
+        best = np.argmax(~isnan & (key == key.max(-1, keepdims=True)), -1)
         b_lo = np.take_along_axis(klo, best[..., None], -1)
-        idx = np.arange(n)
+        idx = np.arange(nom.shape[-1])
         other = idx != best[..., None]
-        # another element may be better (or equal and earlier)
+        # another non-NaN element may be better (or equal and earlier); NaN
+        # bounds compare false, so certain NaNs are never rivals
         rival = other & ((khi > b_lo) | ((khi == b_lo) & (idx < best[..., None])))
         exact_rival = other & exact & np.take_along_axis(exact, best[..., None], -1) & \
             (khi == b_lo) & (idx > best[..., None])
-        unk = (rival & ~exact_rival).any(-1) & ~isnan.any(-1)
-        # A NaN's position is known when every element is exact.
-        unk |= isnan.any(-1) & ~exact.all(-1)
+        unk = (rival & ~exact_rival).any(-1)
     return best.astype(np.int32), unk
 
 
