@@ -18,17 +18,9 @@ from .language import Scalar, Tile, Value, materialize
 from .escapes import RV
 from .rewrite import UNDEF
 # (loops.py imports this module last, so its tree helpers exist by then)
-from .loops import _flatten, _is_number, _unflatten
+from .loops import _describe, _flatten, _is_number, _unflatten
 
 _SAME, _DROP = "same", "drop"
-
-
-def _describe(x):
-    if isinstance(x, Tile):
-        return f"a {x.dtype.name} tile of shape {x.shape}"
-    if isinstance(x, Scalar):
-        return f"a {x.dtype.name} scalar"
-    return repr(x)
 
 
 def truth(c, what):
