@@ -22,7 +22,7 @@ import sys
 from . import dtypes as D
 
 __all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
-           "fast_dtype", "READ_ONLY", "writable_key"]
+           "fast_dtype", "READ_ONLY", "TRACED", "writable_key"]
 
 
 class ArgError(Exception):
@@ -196,6 +196,26 @@ def _torch_host(t, flat):
     flat += st
     p = _parts_cache.get((t.dtype, shape, st)) or _torch_new_parts(t, shape, st)
     return p[ptr & 15 != 0]
+
+
+# The key part of a fake or functional torch tensor: torch is tracing, there
+# is no data to launch on (kernel.py hands the launch to tile.torch).
+TRACED = "torch-traced"
+
+
+def _torch_traced(t, flat):
+    flat.append(0)
+    return TRACED
+
+
+def _is_traced_tensor(x):
+    """A FakeTensor or FunctionalTensor (modules torch loads for tracing)."""
+    for mod, cls in (("torch._subclasses.fake_tensor", "FakeTensor"),
+                     ("torch._subclasses.functional_tensor", "FunctionalTensor")):
+        m = sys.modules.get(mod)
+        if m is not None and isinstance(x, getattr(m, cls, ())):
+            return True
+    return False
 
 
 def _torch_any(t, flat):  # kernel.compile(): no device check
@@ -430,6 +450,8 @@ def _classify(x, backend):
     t = type(x)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
+        if t is not torch.Tensor and _is_traced_tensor(x):
+            return _torch_traced
         return {"cuda": _torch_cuda, "cpu": _torch_host}.get(backend, _torch_any)
     np = sys.modules.get("numpy")
     if np is not None:

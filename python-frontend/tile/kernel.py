@@ -15,12 +15,14 @@ dispatcher off.
 
 import functools
 import inspect
+import itertools
 import keyword
 import operator
 import os
 import re
 import struct
 import threading
+import weakref
 
 from . import backend as _backend
 from . import interop, ir
@@ -40,6 +42,9 @@ __all__ = ["Kernel", "CompiledKernel", "kernel", "launch"]
 _binaries = {}
 _partial = functools.partial
 _MISSING = object()  # an argument the launch did not pass
+# Kernels by a small int (tile.torch names them so in traced graphs).
+_kernel_ids = itertools.count()
+_kernels_by_index = weakref.WeakValueDictionary()
 
 # CUDA's grid limits (x, y, z), held on every backend so that a kernel
 # launches the same everywhere (python-frontend/src/Kernel.h checks them too).
@@ -345,6 +350,8 @@ class Kernel:
         self._first_call_lock = threading.RLock()
         self._signature = inspect.signature(fn)
         self.params = []         # [(name, is_constant)]
+        self._index = next(_kernel_ids)
+        _kernels_by_index[self._index] = self
         for p in self._signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise TileTypeError(f"kernel parameters cannot be *{p.name} / **{p.name}",
@@ -479,7 +486,10 @@ class Kernel:
     def _launch_miss(self, key, args):
         """_miss for a launch's key. A key with read-only arrays launches the
         writable key's kernel, and is refused where the kernel writes one of
-        them; either way only once per key (then the key is cached)."""
+        them; either way only once per key (then the key is cached). Fake or
+        functional torch tensors (torch is tracing) make a traced launch."""
+        if interop.TRACED in key:
+            return _TracedLaunch(self, args)
         base = interop.writable_key(key)
         ck = self._miss(base, args)
         if base is not key:
@@ -648,13 +658,48 @@ def _make_dispatcher(kern, handlers):
     return d
 
 
+_PY_SUBSCRIPT = Kernel.__dict__["__getitem__"]
+_c_subscript = None         # the C one, once `_tile`'s dispatcher is in use
+subscript_override = None   # tile.torch's, while torch.compile's Dynamo runs
+
+
 def _install_subscript(dispatcher_cls):
     """Kernel.__getitem__ in C, once `_tile` is in use: `kernel[grid]` then
     runs no Python frame (the C one does what Kernel.__getitem__ does, for
     every launcher; see Dispatch.cpp)."""
+    global _c_subscript
     sub = getattr(dispatcher_cls, "kernel_subscript", None)
-    if sub is not None and Kernel.__dict__["__getitem__"] is not sub:
-        Kernel.__getitem__ = sub
+    if sub is not None:
+        _c_subscript = sub
+    set_subscript()
+
+
+def set_subscript():
+    """Installs the Kernel.__getitem__ in force: tile.torch's override, else
+    the C one, else the Python one."""
+    want = subscript_override or _c_subscript or _PY_SUBSCRIPT
+    if Kernel.__dict__["__getitem__"] is not want:
+        Kernel.__getitem__ = want
+
+
+def kernel_by_index(index):
+    """The live kernel whose `_index` this is (tile.torch's traced launches)."""
+    return _kernels_by_index[index]
+
+
+class _TracedLaunch:
+    """What a launch with fake or functional torch tensors runs: tile.torch
+    records it as a `tile::launch` op of the graph being traced."""
+
+    __slots__ = ("kernel", "values")
+    binary = None  # never cached by the dispatcher
+
+    def __init__(self, kern, values):
+        self.kernel, self.values = kern, values
+
+    def run(self, grid, flat, stream):
+        from .torch import traced_launch
+        traced_launch(self.kernel, grid, self.values, stream)
 
 
 def _make_launcher(kern, handlers, return_entry=False):
