@@ -22,7 +22,8 @@ import sys
 from . import dtypes as D
 
 __all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
-           "fast_dtype", "READ_ONLY", "TRACED", "writable_key"]
+           "fast_dtype", "READ_ONLY", "TRACED", "writable_key", "torch_device_of",
+           "stream_device", "stream_capturing"]
 
 
 class ArgError(Exception):
@@ -196,6 +197,21 @@ def _torch_host(t, flat):
     flat += st
     p = _parts_cache.get((t.dtype, shape, st)) or _torch_new_parts(t, shape, st)
     return p[ptr & 15 != 0]
+
+
+def _torch_cuda_multi(t, flat):
+    """_torch_cuda where several GPUs are visible: the key part's tag names
+    the tensor's device ("torch@1"), so that each device's launches get a
+    CompiledKernel of their own that launches there (kernel.py)."""
+    p = _torch_cuda(t, flat)
+    return (f"torch@{t.get_device()}",) + p[1:]
+
+
+def torch_device_of(part):
+    """The CUDA device a key part names (see _torch_cuda_multi), else None."""
+    if part.__class__ is tuple and part[0].__class__ is str and part[0].startswith("torch@"):
+        return int(part[0][6:])
+    return None
 
 
 # The key part of a fake or functional torch tensor: torch is tracing, there
@@ -452,7 +468,9 @@ def _classify(x, backend):
     if torch is not None and isinstance(x, torch.Tensor):
         if t is not torch.Tensor and _is_traced_tensor(x):
             return _torch_traced
-        return {"cuda": _torch_cuda, "cpu": _torch_host}.get(backend, _torch_any)
+        if backend == "cuda":
+            return _torch_cuda_multi if _several_gpus() else _torch_cuda
+        return _torch_host if backend == "cpu" else _torch_any
     np = sys.modules.get("numpy")
     if np is not None:
         if isinstance(x, np.ndarray):
@@ -553,6 +571,43 @@ def torch_stream_getter():
         current.raw_stream, current.current_device = raw, dev
         return current
     return lambda: torch.cuda.current_stream().cuda_stream
+
+
+def _several_gpus():
+    from . import backend
+    return backend.cuda_device_count() > 1
+
+
+def stream_device(s):
+    """The CUDA device of a torch or CuPy stream object, else None."""
+    dev = getattr(s, "device", None)
+    index = getattr(dev, "index", None)
+    if isinstance(index, int):
+        return index
+    dev_id = getattr(s, "device_id", None)  # CuPy
+    return dev_id if isinstance(dev_id, int) else None
+
+
+def stream_capturing(s):
+    """Whether the launch stream `s` (None: torch's current stream when torch
+    has CUDA initialized, else the legacy stream 0) is capturing a CUDA
+    graph: `_tile.stream_is_capturing`, else torch's check of its current
+    stream."""
+    from . import backend
+    torch = sys.modules.get("torch")
+    mod = backend.load()
+    ask = getattr(mod, "stream_is_capturing", None) if mod is not None else None
+    try:
+        torch_cuda = torch is not None and torch.cuda.is_initialized()
+        if ask is not None:
+            if s is None:
+                s = torch.cuda.current_stream().cuda_stream if torch_cuda else 0
+            return bool(ask(s if isinstance(s, int) else stream_of(s)))
+        if torch_cuda and (s is None or s == torch.cuda.current_stream()):
+            return bool(torch.cuda.is_current_stream_capturing())
+    except Exception:  # noqa: BLE001 - a driver that cannot tell: the launch reports
+        return False
+    return False
 
 
 def stream_of(s):

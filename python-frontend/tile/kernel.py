@@ -25,6 +25,7 @@ import threading
 import weakref
 
 from . import backend as _backend
+from . import devices as _devices
 from . import interop, ir
 from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileError,
                      TileLaunchError, TileTypeError,
@@ -220,7 +221,8 @@ class CompiledKernel:
     "tiled", "mapped", "gpu", "nvvm", "ptx", "cubin": see tilec --list-stages)."""
 
     __slots__ = ("kernel", "name", "key", "constants", "ir", "asm", "backend", "target",
-                 "num_warps", "shared_mem", "binary", "_launch", "_stream_fn", "written")
+                 "num_warps", "shared_mem", "binary", "_launch", "_stream_fn", "written",
+                 "device")
 
     def __init__(self, kern, key, constants, ir_text, backend, target):
         self.kernel = kern
@@ -238,8 +240,12 @@ class CompiledKernel:
         self._stream_fn = None
         # Array parameters the kernel may write: read-only arrays are refused there.
         self.written = frozenset(array_writes(ir_text, kern.params, key))
-        if backend == "cuda" and any(isinstance(p, tuple) and p[0] == "torch" for p in key):
+        if backend == "cuda" and any(isinstance(p, tuple) and str(p[0]).startswith("torch")
+                                     for p in key):
             self._stream_fn = interop.torch_stream_getter()
+        # With several GPUs visible, torch tensors' key parts name their device.
+        self.device = next((interop.torch_device_of(p) for p in key
+                            if interop.torch_device_of(p) is not None), None)
 
     def _attach(self, binary):
         self.binary = binary
@@ -263,6 +269,8 @@ class CompiledKernel:
             grid = self._grid3(grid)
             if grid is None:
                 return  # an empty grid launches nothing
+        if self.device is not None:
+            return _devices.run_on_device(self, grid, flat, stream)
         if stream is None:
             sf = self._stream_fn
             stream = sf() if sf is not None else 0
@@ -483,14 +491,18 @@ class Kernel:
                     self.cache[key] = ck
         return ck
 
-    def _launch_miss(self, key, args):
+    def _launch_miss(self, key, args, stream=None):
         """_miss for a launch's key. A key with read-only arrays launches the
         writable key's kernel, and is refused where the kernel writes one of
         them; either way only once per key (then the key is cached). Fake or
         functional torch tensors (torch is tracing) make a traced launch."""
         if interop.TRACED in key:
-            return _TracedLaunch(self, args)
+            return _devices.TracedLaunch(self, args)
+        _devices.check_devices(self, key)
         base = interop.writable_key(key)
+        ck = self.cache.get(base)
+        if ck is None or ck.binary is None:
+            _devices.refuse_in_capture(self, stream)
         ck = self._miss(base, args)
         if base is not key:
             self._check_read_only(ck, key)
@@ -687,21 +699,6 @@ def kernel_by_index(index):
     return _kernels_by_index[index]
 
 
-class _TracedLaunch:
-    """What a launch with fake or functional torch tensors runs: tile.torch
-    records it as a `tile::launch` op of the graph being traced."""
-
-    __slots__ = ("kernel", "values")
-    binary = None  # never cached by the dispatcher
-
-    def __init__(self, kern, values):
-        self.kernel, self.values = kern, values
-
-    def run(self, grid, flat, stream):
-        from .torch import traced_launch
-        traced_launch(self.kernel, grid, self.values, stream)
-
-
 def _make_launcher(kern, handlers, return_entry=False):
     """A function specialized to the kernel's signature, named after it:
     launch(grid, <params>, *, stream=None) -> key, cache lookup, run.
@@ -755,7 +752,7 @@ def _make_launcher(kern, handlers, return_entry=False):
         "    except TypeError as __tile_err:\n"
         f"        __tile_K._type_error(__tile_err, {values})\n"
         "    if __tile_e is None:\n"
-        f"        __tile_e = __tile_K._launch_miss(__tile_key, {values})\n"
+        f"        __tile_e = __tile_K._launch_miss(__tile_key, {values}, stream)\n"
         + ("    __tile_e.run(__tile_grid, __tile_F, stream)\n    return __tile_e\n"
            if return_entry else "    return __tile_e.run(__tile_grid, __tile_F, stream)\n")
     )

@@ -1,6 +1,7 @@
 """The launch path, specialization keys and the dispatch cache, with a
 stand-in for tile._tile (these run without C++)."""
 
+import contextlib
 import importlib
 import sys
 import types
@@ -216,6 +217,9 @@ class FakeTensor:
     def data_ptr(self):
         return self._ptr
 
+    def get_device(self):
+        return int(self.device[5:]) if self.is_cuda else -1
+
     def stride(self):
         return self._stride
 
@@ -263,10 +267,12 @@ def test_torch_stream_is_read_on_every_launch(fake, fake_torch):
     """`with torch.cuda.stream(s)` or a device switch between two launches:
     each launch asks torch again (nothing about the stream is cached)."""
     fake.gpus = 2
-    state = {"dev": 0, "stream": {0: 0, 1: 0}}
+    state = {"dev": 0, "stream": {0: 0, 1: 0}, "guards": []}
     fake_torch._C = types.SimpleNamespace(
         _cuda_getCurrentRawStream=lambda dev: state["stream"][dev],
         _cuda_getDevice=lambda: state["dev"])
+    fake_torch.cuda = types.SimpleNamespace(
+        device=lambda i: state["guards"].append(i) or contextlib.nullcontext())
     k = make_vadd()
     x = FakeTensor(1024)
     go = k[(2,)]
@@ -278,7 +284,14 @@ def test_torch_stream_is_read_on_every_launch(fake, fake_torch):
     assert fake.launches[-1][2] == 0x7777
     state["dev"], state["stream"][1] = 1, 0x8888  # torch.cuda.set_device(1)
     go(x, x, x, 3, 1.0, True, BLOCK=128)
-    assert fake.launches[-1][2] == 0x8888
+    # Tensors on cuda:0 launch on device 0 (its current stream, device 0 current).
+    assert fake.launches[-1][2] == 0x7777 and state["guards"] == [0]
+    x1 = FakeTensor(1024)
+    x1.device = "cuda:1"
+    go(x1, x1, x1, 3, 1.0, True, BLOCK=128)
+    assert fake.launches[-1][2] == 0x8888 and state["guards"] == [0]
+    with pytest.raises(tile.TileLaunchError, match="'x' on cuda:1, 'y' on cuda:0"):
+        go(x1, x, x, 3, 1.0, True, BLOCK=128)
     state["dev"], state["stream"][0] = 0, 0  # back to the default stream
     go(x, x, x, 3, 1.0, True, BLOCK=128)
     assert fake.launches[-1][2] == 0
