@@ -20,16 +20,23 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
+struct CUevent_st;
 using CUcontext = CUctx_st *;
 using CUmodule = CUmod_st *;
 using CUfunction = CUfunc_st *;
 using CUstream = CUstream_st *;
+using CUevent = CUevent_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
+/// Asking the legacy stream while another stream captures in global mode.
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
+
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;

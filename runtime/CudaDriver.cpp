@@ -66,6 +66,24 @@ void CudaDriver::load() {
   resolve(table.cuLaunchKernel, "cuLaunchKernel");
   if (missing)
     return;
+  auto resolveOptional = [&](auto &slot, const char *name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+        dlsym(handle, name));
+  };
+  resolveOptional(table.cuDeviceGetName, "cuDeviceGetName");
+  resolveOptional(table.cuStreamIsCapturing, "cuStreamIsCapturing");
+  resolveOptional(table.cuStreamSynchronize, "cuStreamSynchronize");
+  resolveOptional(table.cuEventCreate, "cuEventCreate");
+  resolveOptional(table.cuEventRecord, "cuEventRecord");
+  resolveOptional(table.cuEventSynchronize, "cuEventSynchronize");
+  // cuda.h maps these two names to their _v2 entry points; the plain
+  // symbols remain for old binaries, so take the _v2 when there is one.
+  resolveOptional(table.cuEventElapsedTime, "cuEventElapsedTime_v2");
+  if (!table.cuEventElapsedTime)
+    resolveOptional(table.cuEventElapsedTime, "cuEventElapsedTime");
+  resolveOptional(table.cuEventDestroy, "cuEventDestroy_v2");
+  if (!table.cuEventDestroy)
+    resolveOptional(table.cuEventDestroy, "cuEventDestroy");
   if (CUresult r = table.cuInit(0)) {
     failure = "cannot initialize the CUDA driver: " + describe(r);
     return;
@@ -115,6 +133,31 @@ std::string CudaDriver::describe(CUresult result) {
 void CudaDriver::check(CUresult result, const char *what) {
   if (result != CUDA_SUCCESS)
     throw CudaError(result, std::string(what) + " failed: " + describe(result));
+}
+
+void CudaDriver::require(const void *fn, const char *name) {
+  if (!fn)
+    throw CudaError(-1, "the CUDA driver library '" + libraryPath + "' lacks " +
+                            name + " (driver too old?)");
+}
+
+int CudaDriver::driverVersion() {
+  const CudaApiTable &cu = api();
+  int version = 0;
+  check(cu.cuDriverGetVersion(&version), "cuDriverGetVersion");
+  return version;
+}
+
+std::string CudaDriver::deviceName(int device) {
+  const CudaApiTable &cu = api();
+  require(reinterpret_cast<const void *>(cu.cuDeviceGetName),
+          "cuDeviceGetName");
+  CUdevice dev;
+  check(cu.cuDeviceGet(&dev, device), "cuDeviceGet");
+  char name[256] = {};
+  check(cu.cuDeviceGetName(name, int(sizeof(name)) - 1, dev),
+        "cuDeviceGetName");
+  return name;
 }
 
 CUcontext CudaDriver::primaryContext(int device) {

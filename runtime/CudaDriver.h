@@ -53,6 +53,17 @@ struct CudaApiTable {
   cu::CUresult (*cuLaunchKernel)(cu::CUfunction, unsigned, unsigned, unsigned,
                                  unsigned, unsigned, unsigned, unsigned,
                                  cu::CUstream, void **, void **);
+
+  // Optional: resolved when present, null otherwise, so a driver (or the
+  // test fake) without them still launches; their users call require().
+  cu::CUresult (*cuDeviceGetName)(char *, int, cu::CUdevice);
+  cu::CUresult (*cuStreamIsCapturing)(cu::CUstream, int *);
+  cu::CUresult (*cuStreamSynchronize)(cu::CUstream);
+  cu::CUresult (*cuEventCreate)(cu::CUevent *, unsigned);
+  cu::CUresult (*cuEventRecord)(cu::CUevent, cu::CUstream);
+  cu::CUresult (*cuEventSynchronize)(cu::CUevent);
+  cu::CUresult (*cuEventElapsedTime)(float *, cu::CUevent, cu::CUevent);
+  cu::CUresult (*cuEventDestroy)(cu::CUevent);
 };
 
 class CudaDriver {
@@ -76,6 +87,13 @@ public:
   /// Throws a CudaError for a failed call: "<what>: <NAME> (<message>)".
   void check(cu::CUresult result, const char *what);
   std::string describe(cu::CUresult result);
+  /// Throws a CudaError unless the optional entry point `fn` was resolved.
+  void require(const void *fn, const char *name);
+
+  /// The driver's version as cuDriverGetVersion reports it (13000 = 13.0).
+  int driverVersion();
+  /// The device's marketing name ("NVIDIA H200").
+  std::string deviceName(int device);
 
   /// The primary context of `device`, retained once and kept for the life of
   /// the process (modules loaded into it stay valid).

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "Timing.h"
 
 #include "compiler/Driver.h"
 #include "compiler/InputLimits.h"
@@ -265,4 +266,5 @@ PYBIND11_MODULE(_tile, m) {
         "Number of CUDA devices (0 without a driver).");
   m.def("cuda_device_capability", &cudaDeviceCapability, py::arg("device") = 0,
         "(major, minor) compute capability of a CUDA device.");
+  registerTiming(m);
 }

@@ -75,6 +75,11 @@ TEST(CudaDriver, DeclarationsMatchCudaH) {
                 CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
   static_assert(cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ==
                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  static_assert(cu::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ==
+                CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+  static_assert(cu::CU_EVENT_DEFAULT == CU_EVENT_DEFAULT);
+  static_assert(cu::CU_STREAM_CAPTURE_STATUS_NONE ==
+                CU_STREAM_CAPTURE_STATUS_NONE);
   static_assert(sizeof(cu::CUdeviceptr) == sizeof(CUdeviceptr));
   static_assert(sizeof(cu::CUresult) == sizeof(CUresult));
   static_assert(sizeof(cu::CUdevice) == sizeof(CUdevice));

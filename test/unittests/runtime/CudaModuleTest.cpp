@@ -200,3 +200,65 @@ TEST_F(CudaModuleTest, DriverErrorsCarryTheDriversMessage) {
   }
   EXPECT_THROW(ok.launch({}, stream(7), nullptr), CudaError); // bad stream
 }
+
+// The optional entry points autotuning times with: names, versions, events
+// that measure the (fake) GPU clock a launch advances, capture queries.
+TEST_F(CudaModuleTest, TimingEntryPoints) {
+  EXPECT_EQ(driver.deviceName(1), "Fake GPU 1");
+  EXPECT_EQ(driver.driverVersion(), 13000);
+  const CudaApiTable &api = driver.api();
+  ASSERT_NE(api.cuEventCreate, nullptr);
+  ScopedContext scope(driver, driver.primaryContext(1));
+  cu::CUevent start = nullptr, end = nullptr;
+  driver.check(api.cuEventCreate(&start, cu::CU_EVENT_DEFAULT), "create");
+  driver.check(api.cuEventCreate(&end, cu::CU_EVENT_DEFAULT), "create");
+  ArgPlan plan({{Param::I32}, {Param::I32}});
+  PackedArgs args(plan);
+  CudaModule module(driver, "cubin with k", "k", 0);
+  LaunchConfig config;
+  config.grid = {500, 2, 1};
+  config.block = {128, 1, 1};
+  driver.check(api.cuEventRecord(start, stream(1)), "record");
+  module.launch(config, stream(1), args.params());
+  driver.check(api.cuEventRecord(end, stream(1)), "record");
+  driver.check(api.cuEventSynchronize(end), "sync");
+  float ms = 0;
+  driver.check(api.cuEventElapsedTime(&ms, start, end), "elapsed");
+  EXPECT_FLOAT_EQ(ms, 1.0f); // 1000 blocks at 1 us each
+  driver.check(api.cuEventDestroy(start), "destroy");
+  driver.check(api.cuEventDestroy(end), "destroy");
+  EXPECT_EQ(counter("fake_cuda_live_events"), 0);
+
+  int status = -1;
+  driver.check(api.cuStreamIsCapturing(stream(1), &status), "capturing");
+  EXPECT_EQ(status, cu::CU_STREAM_CAPTURE_STATUS_NONE);
+  hook<void (*)(uintptr_t)>("fake_cuda_set_capturing")(0x5010);
+  driver.check(api.cuStreamIsCapturing(stream(1), &status), "capturing");
+  EXPECT_NE(status, cu::CU_STREAM_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(api.cuStreamIsCapturing(nullptr, &status),
+            cu::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
+}
+
+// A driver without the optional entry points still loads and launches;
+// asking for one of them says which is missing.
+TEST(CudaDriverOptional, OldDriverStillLaunches) {
+  CudaDriver driver{TILE_FAKE_CUDA_MINIMAL};
+  EXPECT_EQ(driver.deviceCount(), 2);
+  EXPECT_EQ(driver.api().cuEventCreate, nullptr);
+  ArgPlan plan({{Param::I32}, {Param::I32}});
+  PackedArgs args(plan);
+  ScopedContext scope(driver, driver.primaryContext(0));
+  CudaModule module(driver, "cubin with k", "k", 0);
+  LaunchConfig config;
+  config.grid = {1, 1, 1};
+  config.block = {32, 1, 1};
+  module.launch(config, nullptr, args.params());
+  try {
+    driver.deviceName(0);
+    FAIL() << "deviceName needs cuDeviceGetName";
+  } catch (const CudaError &e) {
+    EXPECT_NE(std::string(e.what()).find("lacks cuDeviceGetName"),
+              std::string::npos)
+        << e.what();
+  }
+}

@@ -5,12 +5,17 @@
 // Tests load it through CudaDriver("<path>") or TILE_LIBCUDA and read the
 // record through the fake_cuda_* functions (C, so ctypes can call them).
 // Images starting with "BAD" fail to load; a kernel is found when its name
-// occurs in the image (any name in a real cubin); a launch with more than 48 KiB of dynamic shared
-// memory fails unless the function opted in, as on real hardware.
+// occurs in the image (any name in a real cubin); a launch with more than 48
+// KiB of dynamic shared memory fails unless the function opted in, as on real
+// hardware. Timing: a launch advances a fake GPU clock by 1 us per block, and
+// an event records that clock, so a config with fewer blocks times as faster.
+// Built with FAKE_CUDA_MINIMAL it lacks the optional entry points (events,
+// capture queries, device names), as an old driver would.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -46,7 +51,14 @@ struct Record {
   int paramCount = 0;
   std::vector<uint64_t> params; // 8 bytes read through each pointer
   int sharedAttribute = -1;
+  double clockMs = 0;                  // the fake GPU clock
+  int liveEvents = 0;                  // created and not yet destroyed
+  uintptr_t capturing = ~uintptr_t(0); // the stream capturing a graph, if any
 } record;
+
+struct Event {
+  double ms = -1; // -1 until recorded
+};
 
 int deviceCount() {
   const char *env = std::getenv("FAKE_CUDA_DEVICES");
@@ -202,11 +214,55 @@ API CUresult cuLaunchKernel(Function *fn, unsigned gx, unsigned gy,
   record.stream = reinterpret_cast<uintptr_t>(stream);
   record.launchDevice = want->device;
   record.kernel = fn->name;
+  record.clockMs += 0.001 * double(gx) * gy * gz;
   record.params.assign(size_t(record.paramCount), 0);
   for (int i = 0; i < record.paramCount; ++i)
     std::memcpy(&record.params[size_t(i)], params[i], 8);
   return 0;
 }
+
+#ifndef FAKE_CUDA_MINIMAL
+API CUresult cuDeviceGetName(char *name, int len, int dev) {
+  if (dev < 0 || dev >= deviceCount() || len < 1)
+    return 1;
+  std::snprintf(name, size_t(len), "Fake GPU %d", dev);
+  return 0;
+}
+API CUresult cuStreamIsCapturing(void *stream, int *status) {
+  uintptr_t s = reinterpret_cast<uintptr_t>(stream);
+  if (s == 0 && record.capturing != ~uintptr_t(0) && record.capturing != 0)
+    return 906; // the legacy stream while another one captures
+  *status = s == record.capturing ? 1 : 0;
+  return 0;
+}
+API CUresult cuStreamSynchronize(void *) { return 0; }
+API CUresult cuEventCreate(Event **event, unsigned) {
+  std::lock_guard<std::mutex> lock(mutex);
+  ++record.liveEvents;
+  *event = new Event;
+  return 0;
+}
+API CUresult cuEventRecord(Event *event, void *) {
+  std::lock_guard<std::mutex> lock(mutex);
+  event->ms = record.clockMs;
+  return 0;
+}
+API CUresult cuEventSynchronize(Event *event) {
+  return event->ms < 0 ? 400 : 0;
+}
+API CUresult cuEventElapsedTime_v2(float *ms, Event *start, Event *end) {
+  if (start->ms < 0 || end->ms < 0)
+    return 400;
+  *ms = float(end->ms - start->ms);
+  return 0;
+}
+API CUresult cuEventDestroy_v2(Event *event) {
+  std::lock_guard<std::mutex> lock(mutex);
+  --record.liveEvents;
+  delete event;
+  return 0;
+}
+#endif
 
 // Test controls and observations.
 API void fake_cuda_reset(int paramCount) {
@@ -228,6 +284,12 @@ API uintptr_t fake_cuda_stream() { return record.stream; }
 API const char *fake_cuda_kernel() { return record.kernel.c_str(); }
 API uint64_t fake_cuda_param(int i) { return record.params[size_t(i)]; }
 API int fake_cuda_current_device() { return current ? current->device : -1; }
+API int fake_cuda_live_events() { return record.liveEvents; }
+API double fake_cuda_clock_ms() { return record.clockMs; }
+/// The stream that captures a graph from now on; ~0 for none.
+API void fake_cuda_set_capturing(uintptr_t stream) {
+  record.capturing = stream;
+}
 API void fake_cuda_set_current(int device) {
   current = device < 0 ? nullptr : &contexts[device];
 }
