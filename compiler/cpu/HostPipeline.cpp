@@ -1,6 +1,7 @@
 //===- HostPipeline.cpp - the CPU backend's pass pipeline -----------------===//
 #include "compiler/cpu/HostPipeline.h"
 #include "compiler/cpu/LinalgPasses.h"
+#include "compiler/ExpandF8.h"
 #include "compiler/Driver.h"
 #include "compiler/Passes.h"
 
@@ -118,9 +119,12 @@ static void buildLlvmLowering(OpPassManager &pm) {
   // has no half arithmetic); conversions to and from bf16 become integer code.
   pm.addPass(math::createMathExtendToSupportedTypes());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"f16", "bf16"};
+  emulate.sourceTypeStrs = {"f16", "bf16", "f8E4M3FN", "f8E5M2"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   pm.addPass(std::make_unique<RoundHalvesAfterEveryOp>());
+  // fp8 casts as integer code (LLVM has no fp8 type; before arith-expand,
+  // which lowers the bf16 casts this leaves).
+  pm.addPass(tile::createExpandF8Pass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
@@ -185,6 +189,7 @@ void tile::registerHostDialects(DialectRegistry &registry) {
 void tile::registerHostPasses() {
   host_linalg::registerPasses();
   PassRegistration<RoundHalvesAfterEveryOp>();
+  tile::registerExpandF8Pass();
   bufferization::registerOneShotBufferizePass();
   bufferization::registerBufferizationPipelines();
   PassPipelineRegistration<>(
