@@ -9,6 +9,7 @@ from .arith import (_int_divide, _like, _unary_math, _wrapped, binary, cast,
                     float_operand)
 from .errors import TileTypeError
 from .ir import builder, tensor_type
+from .ir import current as _ir_current
 from .language import (Scalar, Tile, Value, as_operand, broadcast_shapes, check_shape,
                        common_dtype, constant, dtype_arg, materialize, shape_of)
 
@@ -40,6 +41,8 @@ def num_blocks(axis):
 
 def cdiv(a, b):
     """ceil(a / b) for integers; works on the host and in kernels."""
+    if _ir_current() is None and not isinstance(a, Value) and not isinstance(b, Value):
+        return -(-a // b)  # the host: also torch's SymInts while torch traces
     a, b = as_operand(a), as_operand(b)
     if not isinstance(a, Value) and not isinstance(b, Value):
         return -(-a // b)

@@ -29,6 +29,7 @@ process never matches another's on-disk cache entry.
 import functools
 import importlib
 import itertools
+import sys
 import threading
 import uuid
 
@@ -95,12 +96,7 @@ _spec_lock = threading.Lock()
 @torch.library.custom_op("tile::launch", mutates_args=("written",))
 def _launch_op(spec: str, grid: list[int], written: list[torch.Tensor],
                read: list[torch.Tensor], ints: list[int], floats: list[float]) -> None:
-    entry = _specs.get(spec)
-    if entry is None:
-        raise TileLaunchError(f"tile::launch: unknown launch '{spec}' (launches are "
-                              "recorded per process while tracing)",
-                              "a graph traced in another process cannot run here; "
-                              "trace it again in this process", kernel=None)
+    entry = _specs.get(spec) or _resolve(spec)
     kern, layout = entry
     args = _rebuild(layout, written, read, ints, floats)
     kern[tuple(grid)](*args)
@@ -175,14 +171,69 @@ def _constants(kern, values):
 
 
 def _spec_id(kern, layout):
+    """The launch's name in the graph: "module:qualname|layout" for a kernel
+    reachable by name (a graph that torch cached on disk finds it again in
+    another process), else "qualname#n@token", valid in this process only."""
     key = (kern._index, layout)
     with _spec_lock:
         spec = _spec_ids.get(key)
         if spec is None:
-            spec = f"{kern.__name__}#{next(_ids)}@{_TOKEN}"
+            spec = _portable_name(kern, layout) or f"{kern.__qualname__}#{next(_ids)}@{_TOKEN}"
             _spec_ids[key] = spec
             _specs[spec] = (kern, layout)
     return spec
+
+
+def _encode(v):
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    raise TypeError
+
+
+def _decode(v):
+    return float.fromhex(v[1]) if isinstance(v, tuple) else v
+
+
+def _portable_name(kern, layout):
+    mod, qual = getattr(kern, "__module__", None), kern.__qualname__
+    if not mod or "<" in qual or _lookup(mod, qual) is not kern:
+        return None
+    try:
+        text = repr(tuple((k, _encode(v)) for k, v in layout))
+    except TypeError:
+        return None
+    return f"{mod}:{qual}|{text}"
+
+
+def _lookup(mod, qual):
+    obj = sys.modules.get(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _resolve(spec):
+    """(kernel, layout) of a portable launch name recorded by another process."""
+    import ast
+    head, _, text = spec.partition("|")
+    mod, _, qual = head.partition(":")
+    kern = None
+    if text and mod:
+        try:
+            kern = _lookup(mod, qual) or _lookup(importlib.import_module(mod).__name__, qual)
+        except ImportError:
+            kern = None
+    if not isinstance(kern, _kernel.Kernel):
+        raise TileLaunchError(f"tile::launch: unknown launch '{spec}' (a graph traced in "
+                              "another process, of a kernel not reachable by name)",
+                              "define the kernel at module level, or clear torch's "
+                              "compile caches", kernel=None)
+    layout = tuple((k, _decode(v)) for k, v in ast.literal_eval(text))
+    with _spec_lock:
+        _specs[spec] = (kern, layout)
+    return kern, layout
 
 
 def _written_params(kern, values):
@@ -218,7 +269,7 @@ def _make_nonstrict_launch():
     def launch(index, grid, args, kwargs):
         # Runs under AOT tracing with functional tensors: kernel.py routes
         # the launch to traced_launch.
-        _kernel.kernel_by_index(index)[grid](*args, **kwargs)
+        _kernel.kernel_by_index(int(index.partition("@")[0]))[grid](*args, **kwargs)
         return 0  # (nonstrict_trace functions cannot return None)
     return launch
 
@@ -230,7 +281,7 @@ def _dynamo_getitem(self, grid):
     """Kernel.__getitem__ while Dynamo compiles: a Python function, so that
     Dynamo inlines it; the launch it returns is a nonstrict_trace call."""
     if torch.compiler.is_dynamo_compiling():
-        return functools.partial(_traced_call, self._index, grid)
+        return functools.partial(_traced_call, f"{self._index}@{_TOKEN}", grid)
     return (self._binder or self._build_launcher())(grid)
 
 
