@@ -97,11 +97,7 @@ std::string tile::getKernelName(ModuleOp module) {
 }
 
 static std::string getDumpDir(const CompileOptions &opts) {
-  if (!opts.dumpDir.empty())
-    return opts.dumpDir;
-  if (std::optional<std::string> env = llvm::sys::Process::GetEnv("TILE_DUMP_DIR"))
-    return *env;
-  return {};
+  return opts.dumpDir; // TILE_DUMP_DIR reaches here through the options
 }
 
 static bool writeFile(StringRef path, StringRef text) {
@@ -292,11 +288,23 @@ void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
   pm.addPass(createTileTiling(options));
 }
 
-bool tile::usesWarpgroupMma(llvm::StringRef target) {
-  if (llvm::sys::Process::GetEnv("TILE_WGMMA").value_or("1") == "0")
-    return false;
+bool tile::usesWarpgroupMma(const CompileOptions &opts) {
   // wgmma is sm_90a only: Blackwell (sm_100) dropped it.
-  return target == "sm_90" || target == "sm_90a";
+  return opts.warpgroupMma &&
+         (opts.target == "sm_90" || opts.target == "sm_90a");
+}
+
+std::string tile::codegenOptionsText(const CompileOptions &opts) {
+  std::string debug = opts.printDebugInfo ? ";lineinfo" : "";
+  // num_warps and the GPU switches mean nothing on the host.
+  if (opts.target == "cpu")
+    return "opt_level=" + std::to_string(opts.optLevel) + debug;
+  return "num_warps=" + std::to_string(opts.numWarps) +
+         ";opt_level=" + std::to_string(opts.optLevel) + debug +
+         ";pipeline=" + stringifyMmaPipelining(opts.mmaPipelining).str() +
+         ";stages=" + std::to_string(opts.numStages) +
+         ";sched=" + (opts.nvptxRegisterScheduling ? "regpressure" : "source") +
+         ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0");
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,
@@ -313,7 +321,6 @@ LogicalResult tile::runTileLevelPasses(ModuleOp module,
 LogicalResult tile::runTilingStage(ModuleOp module, const CompileOptions &opts,
                                    StageList &stages, CompileFailure &failure) {
   PassManager pm(module->getContext());
-  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps,
-                      usesWarpgroupMma(opts.target));
+  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps, usesWarpgroupMma(opts));
   return runStage(module, pm, "tiled", opts, stages, failure);
 }

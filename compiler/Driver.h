@@ -7,6 +7,8 @@
 #ifndef TILE_COMPILER_DRIVER_H
 #define TILE_COMPILER_DRIVER_H
 
+#include "compiler/MmaPipelining.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -23,11 +25,20 @@ class ScopedDiagnosticHandler;
 
 namespace mlir::tile {
 
+/// Everything that decides what a compile produces. The Python frontend and
+/// tilec read the TILE_* switches once into these fields; passes get them as
+/// pass options, and the binary cache key is derived from them alone.
 struct CompileOptions {
   std::string target = "cpu"; // "cpu", "sm_80", "sm_90"
   int numWarps = 0;           // 0: the compiler chooses
   int optLevel = 3;
   std::string dumpDir;        // when set, every stage is written there
+
+  // Code generation for CUDA targets.
+  MmaPipelining mmaPipelining = MmaPipelining::AsyncCopy; // TILE_GPU_PIPELINE
+  int numStages = 0;         // cp.async ring slots of mma loops; 0: chosen
+  bool warpgroupMma = true;  // wgmma where the target has it; TILE_WGMMA=0
+  bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false
 
   // Debugging (tilec), as mlir-opt's flags of the same names; to stderr.
   bool printIRAfterAll = false; // --print-ir-after-all
@@ -74,9 +85,14 @@ void buildTileLevelPipeline(OpPassManager &pm);
 void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0,
                          bool warpgroupMma = false);
 
-/// Whether mma loops compile to wgmma for `target`: sm_90 (Hopper), unless
-/// TILE_WGMMA=0 asks for mma.sync.
-bool usesWarpgroupMma(llvm::StringRef target);
+/// Whether mma loops compile to wgmma: the target is sm_90 (Hopper) and the
+/// options do not ask for mma.sync.
+bool usesWarpgroupMma(const CompileOptions &opts);
+
+/// The options text that keys the binary cache: every field that can change
+/// the binary (not the dump directory or the debugging output).
+std::string codegenOptionsText(const CompileOptions &opts);
+
 
 /// The GPU stage "tiled" (after "fused"): buildTilingPipeline with the
 /// options' warps. The CPU runs tile-tiling at the start of its "host" stage.

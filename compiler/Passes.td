@@ -126,7 +126,14 @@ def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"prefetch", "prefetch", "bool", "true",
-           "issue the next iteration's loads of an mma loop before its mma">
+           "software-pipeline mma loops (false: as mma-pipelining=off)">,
+    Option<"mmaPipelining", "mma-pipelining", "std::string", "\"async\"",
+           "how mma loops are pipelined: off, regs (the next iteration's "
+           "loads issued before the mma) or async (a cp.async ring in "
+           "shared memory, else regs)">,
+    Option<"numStages", "num-stages", "int", "0",
+           "slots of an mma loop's cp.async ring (0: as many as fit; fewer "
+           "than the ring needs are raised to its minimum)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
@@ -150,7 +157,9 @@ def TileEmitPtx : Pass<"tile-emit-ptx", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", "\"sm_90\"", "target GPU (sm_80, sm_90)">,
     Option<"output", "output", "std::string", "\"-\"", "file for the PTX ('-': stdout)">,
     Option<"attach", "attach", "bool", "false", "attach the PTX as an attribute instead">,
-    Option<"optLevel", "opt-level", "int", "3", "LLVM optimization level">
+    Option<"optLevel", "opt-level", "int", "3", "LLVM optimization level">,
+    Option<"registerScheduling", "register-scheduling", "bool", "true",
+           "NVPTX schedules for register pressure (false: source order)">
   ];
 }
 

@@ -153,7 +153,16 @@ struct ConvertTileToGpuPass
     for (func::FuncOp func : kernels)
       if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
         return signalPassFailure();
-    prefetchMmaLoads(gpuModule, getMmaPipelining(prefetch));
+    std::optional<MmaPipelining> pipelining = parseMmaPipelining(mmaPipelining);
+    if (!pipelining) {
+      module.emitError() << "convert-tile-to-gpu: mma-pipelining must be "
+                            "off, regs or async, not '"
+                         << mmaPipelining << "'";
+      return signalPassFailure();
+    }
+    if (failed(prefetchMmaLoads(
+            gpuModule, prefetch ? *pipelining : MmaPipelining::Off, numStages)))
+      return signalPassFailure();
 
     TileGpuTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);

@@ -36,13 +36,14 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
 }
 
 void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
-                                        bool warpgroupMma) {
+                                        bool warpgroupMma,
+                                        const ConvertTileToGpuOptions &gpu) {
   buildTilingPipeline(pm, /*gpu=*/true, numWarps, warpgroupMma);
   TileMapThreadsOptions mapOptions;
   mapOptions.numWarps = numWarps;
   pm.addPass(createTileMapThreads(mapOptions));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertTileToGpu());
+  pm.addPass(createConvertTileToGpu(gpu));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -58,8 +59,7 @@ void mlir::tile::buildGpuToNVVMPipeline(OpPassManager &pm) {
 }
 
 namespace {
-struct TileGpuPipelineOptions
-    : PassPipelineOptions<TileGpuPipelineOptions> {
+struct TileGpuPipelineOptions : PassPipelineOptions<TileGpuPipelineOptions> {
   Option<int> numWarps{*this, "num-warps",
                        llvm::cl::desc("warps per block (0: chosen)"),
                        llvm::cl::init(0)};
@@ -67,6 +67,21 @@ struct TileGpuPipelineOptions
       *this, "warpgroup-mma",
       llvm::cl::desc("sm_90 wgmma for qualifying mma loops"),
       llvm::cl::init(false)};
+  Option<std::string> mmaPipelining{
+      *this, "mma-pipelining",
+      llvm::cl::desc("mma loop pipelining: off, regs or async"),
+      llvm::cl::init("async")};
+  Option<int> numStages{
+      *this, "num-stages",
+      llvm::cl::desc("cp.async ring slots of mma loops (0: chosen)"),
+      llvm::cl::init(0)};
+
+  ConvertTileToGpuOptions gpuOptions() const {
+    ConvertTileToGpuOptions gpu;
+    gpu.mmaPipelining = mmaPipelining;
+    gpu.numStages = numStages;
+    return gpu;
+  }
 };
 } // namespace
 
@@ -75,14 +90,16 @@ void mlir::tile::registerTileGpuPipelines() {
       "tile-to-gpu",
       "tile IR to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
-        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma);
+        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma,
+                               options.gpuOptions());
       });
   PassPipelineRegistration<TileGpuPipelineOptions>(
       "tile-to-llvm-nvvm",
       "tile IR to a gpu.module in the LLVM and NVVM dialects (for "
       "--tile-emit-ptx)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
-        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma);
+        buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma,
+                               options.gpuOptions());
         buildGpuToNVVMPipeline(pm);
       });
 }
@@ -119,7 +136,10 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     bin.numWarps = warps.getInt();
 
   PassManager gpuPm(ctx);
-  gpuPm.addPass(createConvertTileToGpu());
+  ConvertTileToGpuOptions gpuOptions;
+  gpuOptions.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
+  gpuOptions.numStages = opts.numStages;
+  gpuPm.addPass(createConvertTileToGpu(gpuOptions));
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());
   if (failed(runStage(module, gpuPm, "gpu", opts, bin.stages, failure)))
@@ -159,6 +179,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   ptxOptions.chip =
       gpuModule ? getModuleChip(gpuModule, opts.target) : opts.target;
   ptxOptions.optLevel = opts.optLevel;
+  ptxOptions.registerScheduling = opts.nvptxRegisterScheduling;
   std::string llvmIR;
   FailureOr<std::string> ptx =
       gpuModule ? translateToPtx(gpuModule, ptxOptions, &llvmIR)

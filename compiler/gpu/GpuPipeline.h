@@ -2,13 +2,16 @@
 #ifndef TILE_COMPILER_GPU_GPUPIPELINE_H
 #define TILE_COMPILER_GPU_GPUPIPELINE_H
 
+#include "compiler/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::tile {
 /// tile-tiling, tile-map-threads, convert-tile-to-gpu and cleanups: tile IR
 /// to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
 void buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
-                            bool warpgroupMma = false);
+                            bool warpgroupMma = false,
+                            const ConvertTileToGpuOptions &gpu = {});
 /// The gpu.module down to the LLVM and NVVM dialects only (translatable).
 void buildGpuToNVVMPipeline(OpPassManager &pm);
 /// The dialect extensions the lowering to NVVM relies on (ConvertToLLVM

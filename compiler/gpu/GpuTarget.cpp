@@ -56,7 +56,8 @@ static void initNVPTX() {
     // every element of every operand is live at once (a 8192-wide layernorm:
     // 114 registers; scheduled for register pressure: 80, as Triton's
     // per-element code gets). Higher occupancy, same instructions.
-    // TILE_NVPTX_SCHED=source restores LLVM's default (for comparisons).
+    // PtxOptions::registerScheduling (false: TILE_NVPTX_SCHED=source)
+    // restores LLVM's default, for comparisons.
     //
     // f32 division is div.full (within 2 ulp, full range), as Triton's `/`:
     // the IEEE div.rn sequence made a 32768-wide softmax instruction-bound.
@@ -64,11 +65,29 @@ static void initNVPTX() {
     // 32-bit shared-memory pointers, as Triton's: a matmul's cp.async and
     // ldmatrix addressing takes half the integer instructions.
     setBackendOption("nvptx-short-ptr", "true");
-    if (llvm::sys::Process::GetEnv("TILE_NVPTX_SCHED").value_or("") ==
-        "source")
-      return;
-    setBackendOption("nvptx-sched4reg", "true");
   });
+}
+
+/// NVPTX reads its scheduling flag (a global cl::opt) when a target machine
+/// is created: set it and create the machine under one lock, so that
+/// concurrent compiles with different options each get their own.
+static std::unique_ptr<llvm::TargetMachine>
+createNVPTXMachine(const llvm::Target &target, const llvm::Triple &triple,
+                   const PtxOptions &options) {
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
+  setBackendOption("nvptx-sched4reg",
+                   options.registerScheduling ? "true" : "false");
+  llvm::TargetOptions targetOptions;
+  // a * b + c may become one fma, as in Triton (and nvcc) by default: fewer
+  // instructions and one rounding instead of two.
+  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  return std::unique_ptr<llvm::TargetMachine>(target.createTargetMachine(
+      triple, options.chip, getPtxFeatures(options.chip), targetOptions,
+      std::nullopt, std::nullopt,
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel >= 1 ? llvm::CodeGenOptLevel::Default
+                              : llvm::CodeGenOptLevel::None));
 }
 
 std::string mlir::tile::getPtxFeatures(StringRef chip) {
@@ -221,16 +240,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return emitError(loc) << "NVPTX target unavailable: " << error;
-  llvm::TargetOptions targetOptions;
-  // a * b + c may become one fma, as in Triton (and nvcc) by default: fewer
-  // instructions and one rounding instead of two.
-  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, options.chip, getPtxFeatures(options.chip), targetOptions,
-      std::nullopt, std::nullopt,
-      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-      : options.optLevel >= 1 ? llvm::CodeGenOptLevel::Default
-                              : llvm::CodeGenOptLevel::None));
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createNVPTXMachine(*target, triple, options);
   if (!machine)
     return emitError(loc) << "cannot create an NVPTX target machine for "
                           << options.chip;

@@ -11,6 +11,8 @@ namespace mlir::tile {
 struct PtxOptions {
   std::string chip = "sm_90";
   int optLevel = 3;
+  /// NVPTX schedules for register pressure (false: LLVM's source order).
+  bool registerScheduling = true;
 };
 
 /// The PTX feature LLVM needs for `chip` (Debian's LLVM defaults too low).

@@ -23,6 +23,7 @@ struct TileEmitPtxPass : tile::impl::TileEmitPtxBase<TileEmitPtxPass> {
       PtxOptions options;
       options.chip = chip;
       options.optLevel = optLevel;
+      options.registerScheduling = registerScheduling;
       FailureOr<std::string> ptx = translateToPtx(gpuModule, options);
       if (failed(ptx))
         return signalPassFailure();

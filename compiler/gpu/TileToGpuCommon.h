@@ -10,6 +10,7 @@
 #ifndef TILE_COMPILER_GPU_TILETOGPUCOMMON_H
 #define TILE_COMPILER_GPU_TILETOGPUCOMMON_H
 
+#include "compiler/MmaPipelining.h"
 #include "compiler/gpu/LinearLayout.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -117,17 +118,16 @@ Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned mask);
 SmallVector<Value> applyCombiner(OpBuilder &b, Location loc, Region &combiner,
                                  ValueRange acc, ValueRange next);
 
-/// How mma loops are software-pipelined (TILE_GPU_PIPELINE=off|regs|async;
-/// async by default, falling back to regs where it does not apply).
-enum class MmaPipelining { Off, Registers, AsyncCopy };
-MmaPipelining getMmaPipelining(bool enabled);
 
 /// Software pipelining of loops that feed tensor-core tile.mma from
 /// tile.load. Registers: the next iteration's loads are issued before this
 /// iteration's mma. AsyncCopy: a ring of `stages` shared-memory slots filled
 /// by cp.async, `stages - 1` iterations ahead, one barrier per iteration;
 /// the loads and the mma are marked with kAsyncCopyAttr / kAsyncMmaAttr.
-void prefetchMmaLoads(Operation *root, MmaPipelining mode);
+/// `numStages` > 0 asks for that many ring slots; more than fit in a
+/// block's shared memory is an error at the mma.
+LogicalResult prefetchMmaLoads(Operation *root, MmaPipelining mode,
+                               int64_t numStages);
 
 /// On a tile.load: [byte offset in the slot, row stride (elements), slot
 /// bytes, stages, iterations ahead, fixed slot or -1, swizzle]: the load

@@ -29,7 +29,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/Support/Process.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -125,6 +124,28 @@ int64_t warpgroupRingStages(int64_t slotBytes) {
   return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
 
+/// The most dynamic shared memory a block can have on sm_80/sm_90.
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+/// A ring's slots: `automatic`, unless the num-stages option asks for
+/// `requested` (raised to `minimum`, the fewest the ring works with). An
+/// explicit request that cannot fit in a block's shared memory is an error
+/// at `mma` rather than a silent change (an autotuner skips that config).
+FailureOr<int64_t> ringSlots(MmaOp mma, int64_t automatic, int64_t requested,
+                             int64_t minimum, int64_t slotBytes) {
+  if (requested <= 0)
+    return automatic;
+  int64_t slots = std::max(requested, minimum);
+  if (slots * slotBytes > kMaxSharedBytes)
+    return mma.emitError() << "num_stages=" << requested << " needs " << slots
+                           << " shared-memory slots of " << slotBytes
+                           << " bytes for this mma loop, more than the "
+                           << kMaxSharedBytes / 1024
+                           << " KB a block can have; use fewer stages or "
+                              "smaller tiles";
+  return slots;
+}
+
 /// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
 /// the same for the pipelines below. `copy(b, iv, ahead, slot)` issues and
 /// commits the copies of iteration `iv` (`ahead` iterations early, into
@@ -195,7 +216,7 @@ bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp) {
 }
 
 /// Rewrites a matmul-shaped loop to the cp.async ring; false if it is not.
-bool pipelineAsync(scf::ForOp forOp) {
+FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   Block *body = forOp.getBody();
   SmallVector<MmaOp> mmas(body->getOps<MmaOp>());
   if (mmas.size() != 1)
@@ -236,8 +257,13 @@ bool pipelineAsync(scf::ForOp forOp) {
     l.aStride = l.bStride = 0;
   }
   int64_t slotBytes = l.aBytes + l.bBytes;
-  int64_t stages =
-      warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes);
+  bool lag = warpgroup && onlyFeedsNextIteration(mma, forOp);
+  FailureOr<int64_t> slots = ringSlots(
+      mma, warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes),
+      numStages, lag ? 3 : 2, slotBytes);
+  if (failed(slots))
+    return failure();
+  int64_t stages = *slots;
 
   MLIRContext *ctx = forOp.getContext();
   auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
@@ -247,7 +273,6 @@ bool pipelineAsync(scf::ForOp forOp) {
         DenseI64ArrayAttr::get(
             ctx, {offset, stride, slotBytes, stages, ahead, slot, swizzle}));
   };
-  bool lag = warpgroup && onlyFeedsNextIteration(mma, forOp);
   Value a, bv; // the copies of the last call: the body's
   emitRing(forOp, stages, RingSync{warpgroup, lag},
            [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
@@ -272,7 +297,7 @@ bool pipelineAsync(scf::ForOp forOp) {
 /// Every mma of the loop reads its B from a cp.async ring (attention's K^T
 /// and V); A stays where it is (registers, or fragments hoisted in front
 /// of the loop). False if some mma's B does not come from a suitable load.
-bool pipelineAsyncB(scf::ForOp forOp) {
+FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
   Block *body = forOp.getBody();
   struct Operand {
     MmaOp mma;
@@ -328,7 +353,12 @@ bool pipelineAsyncB(scf::ForOp forOp) {
     return false;
   // Attention also needs scratch (Q's staging, reductions) below the ring:
   // the smaller budget (128x128x128 blocks: 2 slots of 64 KB).
-  int64_t stages = ringStages(slotBytes);
+  FailureOr<int64_t> slots = ringSlots(operands.front().mma,
+                                       ringStages(slotBytes), numStages,
+                                       /*minimum=*/2, slotBytes);
+  if (failed(slots))
+    return failure();
+  int64_t stages = *slots;
   int64_t swizzle = warpgroup ? 128 : 0;
   MLIRContext *ctx = forOp.getContext();
   Location loc = forOp.getLoc();
@@ -362,16 +392,23 @@ bool pipelineAsyncB(scf::ForOp forOp) {
   return true;
 }
 
-void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
+LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
+                           int64_t numStages) {
   Block *body = forOp.getBody();
   if (!llvm::any_of(body->getOps<MmaOp>(),
                     [](MmaOp mma) { return getMmaKind(mma) != MmaKind::Fma; }))
-    return;
+    return success();
   if (writesMemory(forOp))
-    return;
-  if (mode == MmaPipelining::AsyncCopy &&
-      (pipelineAsync(forOp) || pipelineAsyncB(forOp)))
-    return;
+    return success();
+  if (mode == MmaPipelining::AsyncCopy) {
+    FailureOr<bool> ring = pipelineAsync(forOp, numStages);
+    if (succeeded(ring) && !*ring)
+      ring = pipelineAsyncB(forOp, numStages);
+    if (failed(ring))
+      return failure();
+    if (*ring)
+      return success();
+  }
   SmallVector<std::pair<LoadOp, SmallVector<Operation *>>> loads;
   for (LoadOp load : body->getOps<LoadOp>()) {
     if (getMemoryOrder(load) != MemoryOrder::weak)
@@ -383,7 +420,7 @@ void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
       loads.push_back({load, SmallVector<Operation *>(slice.getArrayRef())});
   }
   if (loads.empty())
-    return;
+    return success();
 
   // Iteration 0's tiles, loaded in front of the loop.
   OpBuilder b(forOp);
@@ -413,25 +450,19 @@ void prefetchLoop(scf::ForOp forOp, MmaPipelining mode) {
     load.getResult().replaceAllUsesWith(newFor.getRegionIterArg(first + i));
     load.erase();
   }
+  return success();
 }
 
 } // namespace
 
-MmaPipelining mlir::tile::getMmaPipelining(bool enabled) {
-  if (!enabled)
-    return MmaPipelining::Off;
-  std::string env =
-      llvm::sys::Process::GetEnv("TILE_GPU_PIPELINE").value_or("async");
-  if (env == "off")
-    return MmaPipelining::Off;
-  return env == "regs" ? MmaPipelining::Registers : MmaPipelining::AsyncCopy;
-}
-
-void mlir::tile::prefetchMmaLoads(Operation *root, MmaPipelining mode) {
+LogicalResult mlir::tile::prefetchMmaLoads(Operation *root, MmaPipelining mode,
+                                           int64_t numStages) {
   if (mode == MmaPipelining::Off)
-    return;
+    return success();
   SmallVector<scf::ForOp> loops;
   root->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
   for (scf::ForOp forOp : loops)
-    prefetchLoop(forOp, mode);
+    if (failed(prefetchLoop(forOp, mode, numStages)))
+      return failure();
+  return success();
 }

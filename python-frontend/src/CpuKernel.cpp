@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
+#include "compiler/Driver.h"
 #include "compiler/cpu/HostJit.h"
 #include "runtime/BuildInfo.h"
 #include "runtime/DiskCache.h"
@@ -129,12 +130,6 @@ private:
   std::unique_ptr<HostKernel> host;
 };
 
-/// The codegen options that can change the object code. dump_dir cannot;
-/// num_warps means nothing on the host.
-std::string optionsText(const mlir::tile::CompileOptions &opts) {
-  return "opt_level=" + std::to_string(opts.optLevel) +
-         (opts.printDebugInfo ? ";lineinfo" : "");
-}
 
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
                             const mlir::tile::CompileOptions &opts) {
@@ -142,7 +137,7 @@ rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
   // An object built for another CPU (or by another LLVM) is never served.
   in.target = "cpu";
   in.toolVersion = mlir::tile::hostTargetIdentity();
-  in.options = optionsText(opts);
+  in.options = mlir::tile::codegenOptionsText(opts);
   return in;
 }
 
@@ -150,8 +145,7 @@ rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
 /// every stage to be written, and the debugging options for output of the
 /// passes; a resumed stage has no tile IR to key on.
 bool mustCompile(const mlir::tile::CompileOptions &opts) {
-  const char *env = std::getenv("TILE_DUMP_DIR");
-  return !opts.dumpDir.empty() || (env && *env) || opts.printIRAfterAll ||
+  return !opts.dumpDir.empty() || opts.printIRAfterAll ||
          opts.timePasses || !opts.skipStages.empty();
 }
 

@@ -206,32 +206,17 @@ std::string ptxasVersion() {
 #endif
 }
 
-/// The codegen options that can change the binary (dump_dir cannot),
-/// including the environment switches the GPU backend reads: a binary built
-/// under another TILE_GPU_PIPELINE must never be served.
-std::string optionsText(const mlir::tile::CompileOptions &opts) {
-  const char *pipeline = std::getenv("TILE_GPU_PIPELINE");
-  const char *sched = std::getenv("TILE_NVPTX_SCHED");
-  return "num_warps=" + std::to_string(opts.numWarps) +
-         ";opt_level=" + std::to_string(opts.optLevel) +
-         (opts.printDebugInfo ? ";lineinfo" : "") +
-         ";pipeline=" + (pipeline ? pipeline : "async") +
-         ";sched=" + (sched ? sched : "regpressure") +
-         ";wgmma=" + (mlir::tile::usesWarpgroupMma(opts.target) ? "1" : "0");
-}
-
 rt::CacheKeyInputs cacheKey(mlir::ModuleOp module,
                             const mlir::tile::CompileOptions &opts) {
   rt::CacheKeyInputs in = moduleKeyInputs(module);
   in.target = opts.target;
-  in.options = optionsText(opts);
+  in.options = mlir::tile::codegenOptionsText(opts);
   in.toolVersion = ptxasVersion();
   return in;
 }
 
 bool dumping(const mlir::tile::CompileOptions &opts) {
-  const char *env = std::getenv("TILE_DUMP_DIR");
-  return !opts.dumpDir.empty() || (env && *env);
+  return !opts.dumpDir.empty();
 }
 
 std::vector<std::string> signatureText(const rt::Signature &sig) {

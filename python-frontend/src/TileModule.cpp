@@ -60,6 +60,27 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.optLevel = options["opt_level"].cast<int>();
   if (options.contains("dump_dir") && !options["dump_dir"].is_none())
     opts.dumpDir = options["dump_dir"].cast<std::string>();
+  // Code generation switches (the frontend reads TILE_* into these once).
+  if (options.contains("num_stages")) {
+    opts.numStages = options["num_stages"].cast<int>();
+    if (opts.numStages < 0 || opts.numStages > 16)
+      throw py::value_error("num_stages must be 0 (chosen) to 16, not " +
+                            std::to_string(opts.numStages));
+  }
+  if (options.contains("mma_pipeline")) {
+    auto name = options["mma_pipeline"].cast<std::string>();
+    std::optional<mlir::tile::MmaPipelining> mode =
+        mlir::tile::parseMmaPipelining(name);
+    if (!mode)
+      throw py::value_error("mma_pipeline must be off, regs or async, not '" +
+                            name + "'");
+    opts.mmaPipelining = *mode;
+  }
+  if (options.contains("warpgroup_mma"))
+    opts.warpgroupMma = options["warpgroup_mma"].cast<bool>();
+  if (options.contains("nvptx_register_scheduling"))
+    opts.nvptxRegisterScheduling =
+        options["nvptx_register_scheduling"].cast<bool>();
   // Debugging options (tilec): mlir-opt's flags, and where to resume.
   auto flag = [&](const char *key) {
     return options.contains(key) && options[key].cast<bool>();

@@ -178,10 +178,36 @@ def target_for(backend):
     return "cpu" if backend == "cpu" else cuda_target()
 
 
-def compile_options(num_warps, opt_level):
+_PIPELINES = ("off", "regs", "async")
+
+
+def codegen_switches():
+    """The code-generation switches of the environment (for comparisons and
+    debugging), read here into the compile options: the compiler's passes
+    never read the environment, and the binary cache key covers them.
+    TILE_GPU_PIPELINE=off|regs|async (mma loop pipelining, default async),
+    TILE_WGMMA=0 (mma.sync instead of wgmma on sm_90), TILE_NVPTX_SCHED=source
+    (LLVM's source-order scheduling instead of register pressure)."""
+    pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or "async"
+    if pipeline not in _PIPELINES:
+        from .errors import TileValueError
+        raise TileValueError(f"TILE_GPU_PIPELINE={pipeline!r}: expected one of "
+                             f"{', '.join(_PIPELINES)}")
+    return {
+        "mma_pipeline": pipeline,
+        "warpgroup_mma": os.environ.get("TILE_WGMMA", "1") != "0",
+        "nvptx_register_scheduling": os.environ.get("TILE_NVPTX_SCHED", "") != "source",
+    }
+
+
+def compile_options(num_warps, opt_level, num_stages=0):
+    """The options of one compile (num_stages: cp.async ring slots of mma
+    loops, 0: the compiler chooses)."""
     return {
         "num_warps": int(num_warps or 0),
         "opt_level": int(opt_level),
+        "num_stages": int(num_stages or 0),
         "dump_dir": os.environ.get("TILE_DUMP_DIR", ""),
         "always_compile": os.environ.get("TILE_ALWAYS_COMPILE", "") not in ("", "0"),
+        **codegen_switches(),
     }

@@ -292,8 +292,8 @@ def _load_python(path, name):
 
 
 def _options(args, num_warps, opt_level, skip):
-    return {"num_warps": int(num_warps or 0), "opt_level": int(opt_level),
-            "dump_dir": os.environ.get("TILE_DUMP_DIR", ""), "always_compile": True,
+    from .backend import compile_options
+    return {**compile_options(num_warps, opt_level, args.num_stages), "always_compile": True,
             "print_ir_after_all": args.print_ir_after_all,
             "time_passes": args.time_passes,
             "print_debuginfo": args.mlir_print_debuginfo,
@@ -439,6 +439,9 @@ def _parser():
     p.add_argument("--num-warps", type=int, default=None,
                    help="warps per block (GPU; default: the kernel's, else chosen)")
     p.add_argument("--opt-level", type=int, default=None, help="default: the kernel's (3)")
+    p.add_argument("--num-stages", type=int, default=0, metavar="N",
+                   help="slots of an mma loop's cp.async ring (default 0: the compiler "
+                        "chooses)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to stderr (as mlir-opt)")
     p.add_argument("--time-passes", action="store_true",

@@ -9,7 +9,7 @@
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.ptx -o /dev/null
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
+// RUN: tile-opt %s --tile-to-llvm-nvvm=mma-pipelining=regs --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
 // RUN: tile-opt %s --pass-pipeline="builtin.module(tile-map-threads,convert-tile-to-gpu{prefetch=false})" | FileCheck %s --check-prefix=NOPF

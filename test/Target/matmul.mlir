@@ -5,12 +5,14 @@
 // RUN: FileCheck %s < %t.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=RING
-// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-gpu | FileCheck %s --check-prefix=PIPE
-// RUN: env TILE_GPU_PIPELINE=regs tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
+// RUN: tile-opt %s --tile-to-gpu=mma-pipelining=regs | FileCheck %s --check-prefix=PIPE
+// RUN: tile-opt %s --tile-to-llvm-nvvm=mma-pipelining=regs --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
-// RUN: env TILE_GPU_PIPELINE=off tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx=output=%t.off.ptx -o /dev/null
+// RUN: tile-opt %s --tile-to-llvm-nvvm=mma-pipelining=off --tile-emit-ptx=output=%t.off.ptx -o /dev/null
 // RUN: %ptxas -arch=sm_90 %t.off.ptx -o %t.off.cubin
+// RUN: tile-opt %s --tile-to-gpu=num-stages=2 | FileCheck %s --check-prefix=TWO
+// RUN: not tile-opt %s --tile-to-gpu=num-stages=16 2>&1 | FileCheck %s --check-prefix=TOOMANY
 // RUN: tile-opt %s --tile-to-llvm-nvvm --tile-emit-ptx="chip=sm_80 output=%t80.ptx" -o /dev/null
 // RUN: %ptxas -arch=sm_80 %t80.ptx -o %t80.cubin
 
@@ -33,6 +35,10 @@
 // CHECK: st.global.v2.b32
 // Four slots of A [128][40] and B [32][136] f16 above the (unused) scratch.
 // RING: tile.shared_mem = 75776
+// num-stages (tile's num_stages, an autotuning knob) sets the slots: two.
+// TWO: tile.shared_mem = 37888
+// More slots than a block's shared memory holds is an error at the mma.
+// TOOMANY: error: num_stages=16 needs 16 shared-memory slots of 18944 bytes
 // REGS: ld.global.v4.b32
 // REGS: st.shared.v4.b32
 // REGS: bar.sync

@@ -1,0 +1,45 @@
+//===- MmaPipelining.h - how mma loops are software-pipelined ---*- C++ -*-===//
+//
+// A compile option (CompileOptions::mmaPipelining) and the value of
+// convert-tile-to-gpu's `mma-pipelining` pass option.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_COMPILER_MMAPIPELINING_H
+#define TILE_COMPILER_MMAPIPELINING_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <optional>
+
+namespace mlir::tile {
+
+/// Not at all, by issuing the next iteration's loads into registers early,
+/// or through a cp.async ring in shared memory (falling back to registers
+/// where the ring does not apply). TILE_GPU_PIPELINE=off|regs|async.
+enum class MmaPipelining { Off, Registers, AsyncCopy };
+
+inline std::optional<MmaPipelining> parseMmaPipelining(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<MmaPipelining>>(name)
+      .Case("off", MmaPipelining::Off)
+      .Case("regs", MmaPipelining::Registers)
+      .Case("async", MmaPipelining::AsyncCopy)
+      .Default(std::nullopt);
+}
+
+inline llvm::StringRef stringifyMmaPipelining(MmaPipelining mode) {
+  switch (mode) {
+  case MmaPipelining::Off:
+    return "off";
+  case MmaPipelining::Registers:
+    return "regs";
+  case MmaPipelining::AsyncCopy:
+    return "async";
+  }
+  llvm_unreachable("unknown MmaPipelining");
+}
+
+} // namespace mlir::tile
+
+#endif
