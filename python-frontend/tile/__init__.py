@@ -65,6 +65,10 @@ from . import compilation, tune  # noqa: E402
 from .hints import (ByTarget, compiler_timeout, function,  # noqa: E402
                     grid_dependency_control_launch_dependents, grid_dependency_control_wait)
 
+# Autotuning (issue 18): autotune.py, autotune_configs.py, tune.py
+from . import autotune_configs  # noqa: E402
+from .autotune import Config, autotune  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -109,6 +113,8 @@ __all__ += ["PaddingMode", "MemoryOrder", "MemoryScope", "num_tiles", "TiledView
 __all__ += ["extract", "insert", "cat", "astile", "bitcast", "pack_to_bytes",
             "unpack_from_bytes", "tfloat32"]
 
+
+__all__ += ["autotune", "Config", "autotune_configs"]
 
 __all__ += ["ByTarget", "function", "compiler_timeout", "compilation", "tune",
             "grid_dependency_control_wait", "grid_dependency_control_launch_dependents"]

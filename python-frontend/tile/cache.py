@@ -3,7 +3,8 @@
 Pure Python over the format runtime/DiskCache.cpp writes (see its header and
 docs/cache.md): one directory per key holding ``meta.json``, ``meta.hmac``,
 ``payload.bin`` and optional ``stage.<name>`` files, plus ``cache.key`` and
-``stats.json`` beside them. Entries are published and removed by renaming
+``stats.json`` beside them, and autotuning choices in ``tuning/``
+(tuning_cache.py: listed and cleared here too, never evicted). Entries are published and removed by renaming
 whole directories, so this module follows the same rules: it never edits an
 entry in place. Everything in the cache may be damaged or hostile: nothing
 here follows a symbolic link out of it, reads a file before checking its
@@ -429,6 +430,7 @@ def main(argv=None) -> int:
         print(f"warning: tile does not use the cache {directory}: {refused}",
               file=sys.stderr)
 
+    from . import tuning_cache
     if args.command == "list":
         found = entries(directory, verify=args.verify)
         for e in found:
@@ -438,12 +440,19 @@ def main(argv=None) -> int:
                   f"{_human(e.bytes):>10}  {_ago(e.last_use)}{state}")
         print(f"{len(found)} entries, {_human(sum(e.bytes for e in found))}"
               f" in {directory}")
+        tuned = tuning_cache.entries(directory)
+        for name, entry, problem in tuned:
+            print(f"tuning {name[:16]}  " + (tuning_cache.describe(entry) if entry
+                                               else f"BROKEN: {problem}"))
+        if tuned:
+            print(f"{len(tuned)} autotuning entries")
         return 0
     if args.command == "stats":
         s = stats(directory)
         found = entries(directory)
         s.update(entries=len(found), bytes=sum(e.bytes for e in found),
-                 max_bytes=max_bytes(), directory=directory)
+                 max_bytes=max_bytes(), directory=directory,
+                 tuning_entries=len(tuning_cache.entries(directory)))
         if args.json:
             print(json.dumps(s, indent=2, sort_keys=True))
             return 0
@@ -455,13 +464,15 @@ def main(argv=None) -> int:
         print(f"lookups    {lookups}{rate}")
         for c in COUNTERS:
             print(f"{c:<10} {s[c]}")
+        print(f"tuning     {s['tuning_entries']} autotuning entries")
         return 0
     try:
         n = clear(directory)
+        tuned = tuning_cache.clear(directory)
     except OSError as e:
         print(f"cannot clear {directory}: {e.strerror or e}", file=sys.stderr)
         return 1
-    print(f"removed {n} entries from {directory}")
+    print(f"removed {n} entries and {tuned} autotuning entries from {directory}")
     return 0
 
 

@@ -28,7 +28,7 @@ from . import backend as _backend
 from . import devices as _devices
 from . import interop, ir
 from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileError,
-                     TileLaunchError, TileTypeError,
+                     TileLaunchError, TileTypeError, TileValueError,
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_occupancy
@@ -91,16 +91,19 @@ def array_writes(ir_text, params, key):
 
 
 def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
-           num_warps=None, backend=None):
-    """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None)`;
-    cuTile's hints `num_ctas`, `occupancy`, `opt_level`, `num_worker_warps`
-    (each a value or a `tile.ByTarget`) are checked here (tile/hints.py)."""
+           num_warps=None, backend=None, num_stages=None):
+    """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
+    num_stages=None)`; cuTile's hints `num_ctas`, `occupancy`, `opt_level`,
+    `num_worker_warps` (each a value or a `tile.ByTarget`) are checked here
+    (tile/hints.py). `num_stages`: cp.async ring slots of mma loops (None or
+    0: the compiler chooses)."""
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
+    check_num_stages(num_stages)
 
     def wrap(f):
-        return Kernel(f, num_warps=num_warps, backend=backend, **hints)
+        return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -142,6 +145,19 @@ def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stre
                             f"got a {type(kernel_args).__name__}", "e.g. (x, y, out)",
                             kernel=kern.__name__, location=user_location())
     return kern[grid](*kernel_args, stream=stream)
+
+
+MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
+
+
+def check_num_stages(num_stages):
+    """None, or an int 0..MAX_NUM_STAGES (0: the compiler chooses)."""
+    if num_stages is None:
+        return
+    if num_stages.__class__ is not int or not 0 <= num_stages <= MAX_NUM_STAGES:
+        raise TileValueError(f"num_stages must be None or an int from 0 (the compiler "
+                             f"chooses) to {MAX_NUM_STAGES}, got {num_stages!r}",
+                             location=user_location())
 
 
 class _Specializations(dict):
@@ -341,10 +357,12 @@ class CompiledKernel:
 class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
-    def __init__(self, fn, num_warps=None, opt_level=3, backend=None, **hints):
+    def __init__(self, fn, num_warps=None, opt_level=3, backend=None, num_stages=None,
+                 **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
+        self.num_stages = num_stages  # None: the compiler chooses
         self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
         self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
@@ -393,13 +411,16 @@ class Kernel:
 
     def replace_hints(self, **hints):
         """A new kernel of the same function with these hints changed (cuTile's
-        num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps and
-        backend); it compiles and caches on its own."""
-        own = {k: hints.pop(k) for k in ("num_warps", "backend") if k in hints}
+        num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps,
+        num_stages and backend); it compiles and caches on its own."""
+        own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages") if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
+        num_stages = own.get("num_stages", self.num_stages)
+        check_num_stages(num_stages)
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
-                      backend=own.get("backend", self.backend), **merged)
+                      backend=own.get("backend", self.backend), num_stages=num_stages,
+                      **merged)
 
     # -- tracing and compiling -------------------------------------------
     def _def_location(self):
@@ -439,7 +460,8 @@ class Kernel:
 
     def _native_compile(self, mod, text, target):
         options = _backend.compile_options(self.num_warps,
-                                           for_target(self.opt_level, target, 3))
+                                           for_target(self.opt_level, target, 3),
+                                           self.num_stages)
         if target.startswith("sm_"):  # occupancy: blocks per SM (nvvm.minctasm)
             text = with_occupancy(text, for_target(self.hints["occupancy"], target, None))
         bkey = (text, target, tuple(sorted(options.items())))

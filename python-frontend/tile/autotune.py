@@ -1,0 +1,619 @@
+"""`@tile.autotune(configs=[tile.Config(...)], key=[...])`: Triton's autotuner
+for tile kernels (docs/autotuning.md).
+
+    @tile.autotune(configs=[tile.Config({"BLOCK": 256}), tile.Config({"BLOCK": 1024},
+                                                                     num_warps=8)],
+                   key=["n"])
+    @tile.kernel
+    def scale(x, out, n, BLOCK: tile.Constant[int]): ...
+
+    scale[lambda meta: (tile.cdiv(n, meta["BLOCK"]),)](x, out, n)
+
+The first launch with a new key (the values of the arguments named in `key`,
+arrays by dtype and shape, plus the dtypes of every array argument) times
+every config and keeps the fastest; later launches with that key look the
+choice up in a dict and launch the kernel variant directly. A choice is
+persisted in the cache directory (tuning_cache.py), so another process with
+the same device, driver, compiler build, kernel and key tunes nothing.
+
+GPU timing uses CUDA events on the launch stream (`_tile.time_launches`); on
+the CPU backend, whose launches return when every block has run, a host
+timer around each launch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+import threading
+import time
+
+from . import backend as _backend
+from . import interop
+from . import tuning_cache
+from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
+                     TileValueError, user_location)
+from .kernel import Kernel, check_num_stages
+
+__all__ = ["Config", "autotune", "Autotuner"]
+
+_HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas")
+_MAX_RUNS = 1000  # timed runs per config at most
+_PROGRESS_AFTER_S = 1.0
+
+
+class Config:
+    """One point of a search: Constants by name (`kwargs`) and kernel hints
+    (`num_warps`, `num_stages`, `occupancy`, `num_ctas`; None keeps the
+    kernel's own). `pre_hook(named_args)`, when given, runs before each of
+    this config's launches (timed or not)."""
+
+    def __init__(self, kwargs=None, *, num_warps=None, num_stages=None, occupancy=None,
+                 num_ctas=None, pre_hook=None):
+        kwargs = dict(kwargs or {})
+        for name in kwargs:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise TileValueError(f"tile.Config: constant names are identifiers, got "
+                                     f"{name!r}", location=user_location())
+        if num_warps is not None and (num_warps.__class__ is not int or num_warps < 1):
+            raise TileValueError(f"tile.Config: num_warps must be a positive int, got "
+                                 f"{num_warps!r}", location=user_location())
+        check_num_stages(num_stages)
+        self.kwargs = kwargs
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.occupancy = occupancy
+        self.num_ctas = num_ctas
+        self.pre_hook = pre_hook
+
+    def hints(self):
+        """The kernel hints this config sets (for Kernel.replace_hints)."""
+        return {h: getattr(self, h) for h in _HINTS if getattr(self, h) is not None}
+
+    def all_kwargs(self):
+        """Constants and the hints it sets, in one dict (as Triton's)."""
+        return dict(self.kwargs, **self.hints())
+
+    def describe(self):
+        """A JSON-able, order-independent description: what a persisted
+        choice is checked against."""
+        return {"kwargs": {k: _describe_value(v) for k, v in sorted(self.kwargs.items())},
+                "hints": {k: _describe_value(v) for k, v in sorted(self.hints().items())}}
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self.describe() == other.describe()
+
+    def __hash__(self):
+        return hash(repr(self))
+
+    def __repr__(self):
+        parts = [f"{k}: {v!r}" for k, v in self.kwargs.items()]
+        parts += [f"{k}: {v!r}" for k, v in self.hints().items()]
+        return "Config(" + ", ".join(parts) + ")"
+
+
+def _describe_value(v):
+    if v is None or v.__class__ in (bool, int, str):
+        return v
+    if v.__class__ is float:
+        return repr(v)  # nan, inf and -0.0 survive JSON
+    return f"{type(v).__qualname__}:{v!r}"
+
+
+def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None,
+             restore_value=None, warmup=25, rep=100, do_bench=None):
+    """Decorates a `@tile.kernel` with a search over `configs` (Triton's
+    arguments: `key` names the arguments whose values select a search;
+    `prune_configs_by` = {"early_config_prune": fn(configs, named_args) ->
+    configs, "perf_model": fn(**named_args, **config.all_kwargs()) -> time,
+    "top_k": int or fraction}; `reset_to_zero`/`restore_value` name array
+    arguments zeroed / restored around each timed run; `warmup`/`rep` are
+    milliseconds of warm-up and timed runs per config; `do_bench(fn) -> ms`
+    replaces the timer)."""
+    configs = list(configs)
+    if not configs:
+        raise TileValueError("tile.autotune needs at least one tile.Config",
+                             location=user_location())
+    for c in configs:
+        if not isinstance(c, Config):
+            raise TileTypeError(f"tile.autotune: configs must be tile.Config objects, "
+                                f"got {c!r}", "e.g. tile.Config({'BLOCK': 256}, "
+                                "num_warps=4)", location=user_location())
+    for name, v in (("warmup", warmup), ("rep", rep)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise TileValueError(f"tile.autotune: {name} is a positive number of "
+                                 f"milliseconds, got {v!r}", location=user_location())
+    where = user_location()
+
+    def wrap(kern):
+        if not isinstance(kern, Kernel):
+            raise TileTypeError("tile.autotune decorates a @tile.kernel: put "
+                                "@tile.autotune(...) above @tile.kernel",
+                                location=where)
+        return Autotuner(kern, configs, list(key), prune_configs_by, reset_to_zero,
+                         restore_value, warmup, rep, do_bench, where)
+    return wrap
+
+
+class _Choice:
+    """What a key dispatches to."""
+    __slots__ = ("kernel", "constants", "config", "index", "source")
+
+    def __init__(self, kernel, config, index, source):
+        self.kernel = kernel
+        self.constants = config.kwargs
+        self.config = config
+        self.index = index
+        self.source = source  # "tuned", "cache", "single", "disabled"
+
+
+class Autotuner:
+    """`autotuned[grid](*args, stream=None)`; grid a tuple or a callable of
+    the chosen config's Constants (`lambda meta: (tile.cdiv(n, meta["BLOCK"]),)`).
+
+    Observations: `cache` (key -> chosen Config), `best_config` (the last
+    choice), `configs_timings` (key -> {Config: ms}), `failures` (key ->
+    [(Config, reason)]), `tuning_count` (searches run in this process)."""
+
+    def __init__(self, kern, configs, key, prune_configs_by, reset_to_zero,
+                 restore_value, warmup, rep, do_bench, where):
+        self.kernel = kern
+        self.fn = kern.fn
+        self.__name__ = kern.__name__
+        self.__doc__ = kern.__doc__
+        self.configs = configs
+        self.keys = key
+        self.warmup = warmup
+        self.rep = rep
+        self.do_bench = do_bench
+        self.reset_to_zero = list(reset_to_zero or [])
+        self.restore_value = list(restore_value or [])
+        prune = dict(prune_configs_by or {})
+        unknown = set(prune) - {"early_config_prune", "perf_model", "top_k"}
+        if unknown:
+            raise TileValueError(f"tile.autotune: prune_configs_by takes early_config_prune, "
+                                 f"perf_model and top_k, not {', '.join(sorted(unknown))}",
+                                 kernel=kern.__name__, location=where)
+        self.early_config_prune = prune.get("early_config_prune")
+        self.perf_model = prune.get("perf_model")
+        self.top_k = prune.get("top_k", 1.0)
+        # Read once: the environment chooses for the life of the decorator.
+        self.enabled = os.environ.get("TILE_AUTOTUNE", "1").strip() != "0"
+        self.verbose = os.environ.get("TILE_PRINT_AUTOTUNING", "").strip() not in ("", "0")
+        self.cache = {}
+        self.configs_timings = {}
+        self.failures = {}
+        self.best_config = None
+        self.tuning_count = 0
+        self._chosen = {}
+        self._variants = {}
+        self._lock = threading.RLock()
+        self._state = threading.local()  # .saved: restore_value's copies
+        sig = kern._signature
+        self._signature = sig
+        self._params = list(sig.parameters.values())
+        names = [p.name for p in self._params]
+        for group, listed in (("key", key), ("reset_to_zero", self.reset_to_zero),
+                              ("restore_value", self.restore_value)):
+            for name in listed:
+                if name not in names:
+                    raise TileValueError(f"tile.autotune: {group} names '{name}', which is "
+                                         f"not a parameter of {kern.__name__}"
+                                         f"({', '.join(names)})", kernel=kern.__name__,
+                                         location=where)
+        constants = {n for n, const in kern.params if const}
+        for c in configs:
+            bad = [n for n in c.kwargs if n not in constants]
+            if bad:
+                raise TileValueError(f"tile.autotune: {c} sets {', '.join(bad)}, which "
+                                     f"{'is not a Constant parameter' if len(bad) == 1 else 'are not Constant parameters'}"
+                                     f" of {kern.__name__}", "a Config sets Constants "
+                                     "(BLOCK: tile.Constant[int]) and hints",
+                                     kernel=kern.__name__, location=where)
+        positional = [p.name for p in self._params if p.kind != p.KEYWORD_ONLY]
+        self._key_slots = [(n, positional.index(n) if n in positional else 1 << 30,
+                            sig.parameters[n].default) for n in key]
+
+    def __repr__(self):
+        return f"<tile.autotune {self.__name__}: {len(self.configs)} configs>"
+
+    def __call__(self, *args, **kwargs):
+        return self.kernel(*args, **kwargs)
+
+    def __getitem__(self, grid):
+        def launch(*args, stream=None, **kwargs):
+            choice = self._chosen.get(self._key(args, kwargs))
+            if choice is None:
+                choice = self._choose(grid, args, kwargs, stream)
+            if choice.config.pre_hook is not None:
+                choice.config.pre_hook(self._named_args(args, kwargs))
+            return choice.kernel[grid](*args, stream=stream, **choice.constants, **kwargs)
+        return launch
+
+    # -- keys ----------------------------------------------------------
+    def _key(self, args, kwargs):
+        """The tuning key: the named arguments' values (arrays by dtype and
+        shape) and the dtype of every array argument, as Triton's."""
+        parts = []
+        n = len(args)
+        for name, i, default in self._key_slots:
+            v = kwargs[name] if name in kwargs else (args[i] if i < n else default)
+            c = v.__class__
+            parts.append((c, v) if c in _SCALARS else _array_part(v, name, self))
+        for v in args:
+            d = getattr(v, "dtype", None)
+            if d is not None:
+                parts.append(str(d))
+        for v in kwargs.values():
+            d = getattr(v, "dtype", None)
+            if d is not None:
+                parts.append(str(d))
+        return tuple(parts)
+
+    def _named_args(self, args, kwargs):
+        try:
+            bound = self._signature.bind_partial(*args, **kwargs)
+        except TypeError as e:
+            raise TileTypeError(f"wrong arguments for {self.__name__}: {e}",
+                                kernel=self.__name__, location=user_location()) from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    # -- choosing --------------------------------------------------------
+    def _variant(self, index):
+        v = self._variants.get(index)
+        if v is None:
+            hints = self.configs[index].hints()
+            v = self.kernel.replace_hints(**hints) if hints else self.kernel
+            self._variants[index] = v
+        return v
+
+    def _pruned(self, named):
+        """(index, config) pairs left by prune_configs_by."""
+        pairs = list(enumerate(self.configs))
+        if self.early_config_prune is not None:
+            kept = list(self.early_config_prune([c for _, c in pairs], named))
+            pairs = [(i, c) for i, c in pairs if any(c is k for k in kept)]
+            if not pairs:
+                raise TileValueError("tile.autotune: early_config_prune left no config",
+                                     kernel=self.__name__, location=user_location())
+        if self.perf_model is not None and len(pairs) > 1:
+            k = self.top_k
+            k = max(1, int(len(pairs) * k)) if isinstance(k, float) and k <= 1.0 else int(k)
+            est = {i: self.perf_model(**named, **c.all_kwargs()) for i, c in pairs}
+            pairs = sorted(pairs, key=lambda p: est[p[0]])[:k]
+            pairs.sort()
+        return pairs
+
+    def _choose(self, grid, args, kwargs, stream):
+        key = self._key(args, kwargs)
+        with self._lock:
+            choice = self._chosen.get(key)
+            if choice is not None:
+                return choice
+            clash = [n for c in self.configs for n in c.kwargs if n in kwargs]
+            if clash:
+                raise TileTypeError(f"argument '{clash[0]}' is set by the autotuner's "
+                                    "configs: do not pass it", kernel=self.__name__,
+                                    location=user_location())
+            named = self._named_args(args, kwargs)
+            if not self.enabled:
+                choice = _Choice(self._variant(0), self.configs[0], 0, "disabled")
+            else:
+                pairs = self._pruned(named)
+                if len(pairs) == 1:
+                    i, c = pairs[0]
+                    choice = _Choice(self._variant(i), c, i, "single")
+                else:
+                    choice = self._search(key, pairs, grid, args, kwargs, named, stream)
+            self._chosen[key] = choice
+            self.cache[key] = choice.config
+            self.best_config = choice.config
+            return choice
+
+    def _search(self, key, pairs, grid, args, kwargs, named, stream):
+        backend = self.kernel._resolve_backend()
+        identity = self._identity(key, pairs, args, kwargs, backend)
+        stored = tuning_cache.load(identity) if identity is not None else None
+        if stored is not None:
+            i = stored["choice"].get("index")
+            if i.__class__ is int and 0 <= i < len(self.configs) and \
+                    stored["choice"].get("config") == self.configs[i].describe() and \
+                    any(i == j for j, _ in pairs):
+                if self.verbose:
+                    print(f"tile: autotune {self.__name__}: key {_show_key(key)}: "
+                          f"{self.configs[i]} (from the tuning cache)", file=sys.stderr)
+                return _Choice(self._variant(i), self.configs[i], i, "cache")
+        raw_stream = None
+        if backend == "cuda":
+            raw_stream = _launch_stream(stream)
+            if interop.stream_capturing(raw_stream):
+                raise TileLaunchError(
+                    "autotuning this key would time every config inside a CUDA graph "
+                    "capture", "warm up first: launch the autotuned kernel once with the "
+                    "same key before capturing, so the capture records the tuned choice",
+                    kernel=self.__name__, location=user_location())
+        self.tuning_count += 1
+        # The pristine values, copied once (an uncopyable one is the user's error).
+        self._state.saved = {n: _copy_of(named[n], n, self) for n in self.restore_value}
+        timings, failures = {}, []
+        progress = _Progress(self.__name__, len(pairs))
+        try:
+            for n, (i, cfg) in enumerate(pairs):
+                progress.update(n)
+                try:
+                    timings[i] = self._time(i, cfg, grid, args, kwargs, named, backend,
+                                            raw_stream)
+                except TileError as e:
+                    failures.append((cfg, f"{type(e).__name__}: {e}"))
+        finally:
+            progress.done()
+            self._restore(named, final=True)
+        self.configs_timings[key] = {self.configs[i]: ms for i, ms in timings.items()}
+        self.failures[key] = failures
+        if not timings:
+            raise self._all_failed(failures)
+        best = min(timings, key=lambda i: (timings[i], i))
+        if self.verbose:
+            lines = [f"tile: autotune {self.__name__}: key {_show_key(key)}: chose "
+                     f"{self.configs[best]} ({timings[best]:.4f} ms)"]
+            lines += [f"  {self.configs[i]}: {ms:.4f} ms" for i, ms in sorted(timings.items())]
+            lines += [f"  {cfg}: failed: {why.splitlines()[0]}" for cfg, why in failures]
+            print("\n".join(lines), file=sys.stderr)
+        if identity is not None:
+            tuning_cache.store(identity, {"index": best, "config": self.configs[best].describe()},
+                               {"timings_ms": {str(i): ms for i, ms in timings.items()},
+                                "failures": [[repr(c), why[:500]] for c, why in failures]})
+        return _Choice(self._variant(best), self.configs[best], best, "tuned")
+
+    def _all_failed(self, failures):
+        reasons = "\n".join(f"  {cfg}: {why}" for cfg, why in failures)
+        compile_only = all(not why.startswith("TileLaunchError") for _, why in failures)
+        cls = TileCompileError if compile_only else TileLaunchError
+        return cls(f"autotuning failed: every config failed\n{reasons}",
+                   "fix the configs (or the kernel) so that at least one compiles and "
+                   "launches", kernel=self.__name__, location=user_location())
+
+    # -- timing ------------------------------------------------------------
+    def _before(self, cfg, named):
+        self._restore(named, final=False)
+        for name in self.reset_to_zero:
+            _zero(named[name], name, self)
+        if cfg.pre_hook is not None:
+            cfg.pre_hook(named)
+
+    def _restore(self, named, final):
+        saved = getattr(self._state, "saved", None)
+        for name, copy in (saved or {}).items():
+            _copy_into(named[name], copy, name, self)
+        if final:
+            self._state.saved = None
+            for name in self.reset_to_zero:  # the real launch starts from zero too
+                _zero(named[name], name, self)
+
+    def _time(self, i, cfg, grid, args, kwargs, named, backend, raw_stream):
+        variant = self._variant(i)
+        consts = cfg.kwargs
+        launch_stream = raw_stream if backend == "cuda" else None
+
+        def run():
+            variant[grid](*args, stream=launch_stream, **consts, **kwargs)
+
+        def before():
+            self._before(cfg, named)
+        # First launch: compiles; a compile or launch error skips the config.
+        before()
+        run()
+        if self.do_bench is not None:
+            def bench_run():
+                before()
+                run()
+            return float(self.do_bench(bench_run))
+        if backend == "cuda":
+            mod = _backend.require("timing kernel launches")
+
+            def measure(warm, reps):
+                return list(mod.time_launches(run, raw_stream, warm, reps, before))
+        else:
+            def measure(warm, reps):
+                return _host_times(run, before, warm, reps)
+        first = measure(0, 3)
+        est = max(min(first), 1e-4)
+        n_warm = max(1, min(_MAX_RUNS, int(self.warmup / est)))
+        n_rep = max(1, min(_MAX_RUNS, int(self.rep / est)))
+        return _median(first + measure(n_warm, n_rep))
+
+    # -- persistence ---------------------------------------------------------
+    def _identity(self, key, pairs, args, kwargs, backend):
+        """What a persisted choice must match, or None (not persisted).
+
+        The kernel is named by the SHA-256 of the traced IR of the first config
+        that traces for this key: it covers the kernel's source, the helpers it
+        calls and the globals it reads, where a hash of the function's own
+        source would miss edits to helpers; tracing one config costs
+        milliseconds on a first call that compiles anyway."""
+        ir_hash = None
+        for i, cfg in pairs:
+            try:
+                text = self.kernel.trace(*args, **cfg.kwargs, **kwargs)
+            except TileError:
+                continue
+            ir_hash = hashlib.sha256(text.encode()).hexdigest()
+            break
+        if ir_hash is None:
+            return None  # nothing traces: the search reports why
+        try:
+            device, driver = _device_identity(backend)
+        except Exception:  # noqa: BLE001 - a device we cannot name: do not persist
+            return None
+        return {"kernel": f"{self.fn.__module__}.{self.fn.__qualname__}",
+                "ir_sha256": ir_hash, "backend": backend, "device": device,
+                "driver": driver, "build": _build_identity(),
+                "key": [_persisted_part(p) for p in key],
+                "configs": [c.describe() for c in self.configs],
+                "pruned": [i for i, _ in pairs]}
+
+
+_SCALARS = frozenset({int, float, bool, str, type(None)})
+
+
+def _array_part(v, name, tuner):
+    dtype, shape = getattr(v, "dtype", None), getattr(v, "shape", None)
+    if dtype is None and hasattr(v, "__cuda_array_interface__"):
+        cai = v.__cuda_array_interface__
+        dtype, shape = cai.get("typestr"), cai.get("shape")
+    if dtype is None or shape is None:
+        raise TileTypeError(f"autotune key argument '{name}' is a {type(v).__name__}: "
+                            "key arguments are ints, floats, bools, strings, None or arrays",
+                            kernel=tuner.__name__, location=user_location())
+    return ("array", str(dtype), tuple(int(s) for s in shape))
+
+
+def _persisted_part(p):
+    if p.__class__ is tuple and len(p) == 2 and p[0] in _SCALARS:
+        return [p[0].__name__, _describe_value(p[1])]
+    if p.__class__ is tuple:
+        return [p[0], p[1], list(p[2])]
+    return ["dtype", p]
+
+
+def _show_key(key):
+    return "(" + ", ".join(repr(p[1]) if p.__class__ is tuple and len(p) == 2 else
+                           str(p) for p in key) + ")"
+
+
+_identity_cache = {}
+
+
+def _device_identity(backend):
+    got = _identity_cache.get(backend)
+    if got is None:
+        if backend == "cuda":
+            mod = _backend.require("autotuning")
+            major, minor = mod.cuda_device_capability(0)
+            got = (f"{mod.cuda_device_name(0)} sm_{major}{minor}",
+                   int(mod.cuda_driver_version()))
+        else:
+            got = (f"cpu {platform.machine()} {_cpu_model()} {os.cpu_count()} cores", 0)
+        _identity_cache[backend] = got
+    return got
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def _build_identity():
+    mod = _backend.load()
+    fn = getattr(mod, "build_identity", None) if mod is not None else None
+    if fn is not None:
+        return fn()
+    path = _backend.find_module_file() or "?"
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return path
+
+
+def _launch_stream(stream):
+    """The raw handle a launch with `stream=` uses: torch's current stream
+    when torch has CUDA up and none is given, else the legacy stream."""
+    if stream is not None:
+        return interop.stream_of(stream)
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return torch.cuda.current_stream().cuda_stream
+    except Exception:  # noqa: BLE001 - torch without a usable CUDA
+        pass
+    return 0
+
+
+def _host_times(run, before, warm, reps):
+    for _ in range(warm):
+        before()
+        run()
+    out = []
+    clock = time.perf_counter
+    for _ in range(reps):
+        before()
+        t = clock()
+        run()
+        out.append((clock() - t) * 1e3)
+    return out
+
+
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+# -- restore_value / reset_to_zero: the arrays' own copy methods ---------------
+def _copy_of(x, name, tuner):
+    if hasattr(x, "clone") and hasattr(x, "copy_"):  # torch
+        return x.clone()
+    if hasattr(x, "copy") and hasattr(x, "__setitem__"):  # NumPy, CuPy
+        return x.copy()
+    raise TileTypeError(f"restore_value: argument '{name}' is a {type(x).__name__}, which "
+                        "tile cannot copy (it restores torch tensors, NumPy and CuPy arrays)",
+                        "drop it from restore_value, or pass a torch/NumPy/CuPy array",
+                        kernel=tuner.__name__, location=user_location())
+
+
+def _copy_into(x, saved, name, tuner):
+    if hasattr(x, "copy_"):
+        x.copy_(saved)
+    else:
+        x[...] = saved
+
+
+def _zero(x, name, tuner):
+    if hasattr(x, "zero_"):
+        x.zero_()
+    elif hasattr(x, "fill") and hasattr(x, "__setitem__"):
+        x.fill(0)
+    else:
+        raise TileTypeError(f"reset_to_zero: argument '{name}' is a {type(x).__name__}, "
+                            "which tile cannot zero (torch tensors, NumPy and CuPy arrays)",
+                            kernel=tuner.__name__, location=user_location())
+
+
+class _Progress:
+    """A one-line progress bar on stderr for searches that last more than a
+    second, drawn only when stderr is a terminal."""
+
+    def __init__(self, name, total):
+        self.name, self.total = name, total
+        self.start = time.perf_counter()
+        try:
+            self.tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.drawn = False
+
+    def update(self, n):
+        if not self.tty or time.perf_counter() - self.start < _PROGRESS_AFTER_S:
+            return
+        width = 30
+        filled = int(width * n / max(self.total, 1))
+        sys.stderr.write(f"\rtile: autotuning {self.name} [{'#' * filled}"
+                         f"{'.' * (width - filled)}] {n}/{self.total} configs")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def done(self):
+        if self.drawn:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+

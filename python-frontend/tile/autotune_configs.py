@@ -1,0 +1,68 @@
+"""Default search spaces for `tile.autotune` (docs/autotuning.md).
+
+`matmul(dtype)`: Configs for a kernel whose loop feeds `tile.mma` with
+(BM, BK) and (BK, BN) tiles and keeps a (BM, BN) accumulator, over Constants
+named BM, BN, BK (and GROUP, the grouped block order), warps and cp.async
+stages; configs whose operand ring would not fit in shared memory are left
+out. A value of None (warps) or 0 (stages) leaves the choice to the compiler
+and is spelled as no hint, so the space contains the benchmark's hand-picked
+configs exactly (bench/kernels.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from .autotune import Config
+from .dtypes import to_dtype
+
+__all__ = ["matmul", "attention", "SHARED_MEMORY_BYTES"]
+
+# Dynamic shared memory a block may opt into on sm_90 (227 KiB).
+SHARED_MEMORY_BYTES = 227 * 1024
+# Ring slots assumed for num_stages=0 (the compiler chooses, within the limit).
+_CHOSEN_STAGES = 2
+
+
+def _itemsize(dtype):
+    return to_dtype(dtype).itemsize
+
+
+def matmul_shared_bytes(bm, bn, bk, stages, itemsize):
+    """Shared memory of the operand ring: `stages` slots of an A (bm x bk)
+    and a B (bk x bn) tile."""
+    return (stages or _CHOSEN_STAGES) * (bm * bk + bk * bn) * itemsize
+
+
+def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_k=(32, 64),
+           num_warps=(None, 4, 8), num_stages=(0, 3, 4), group=8,
+           shared_memory=SHARED_MEMORY_BYTES):
+    """Configs for an mma loop over `dtype` operands: every (BM, BN, BK, warps,
+    stages) of the given values whose ring fits in `shared_memory` bytes,
+    with GROUP=`group` (None: no GROUP constant). Pass narrower tuples to
+    search less (each config is compiled once per key)."""
+    size = _itemsize(dtype)
+    out = []
+    for bm, bn, bk, warps, stages in itertools.product(block_m, block_n, block_k,
+                                                       num_warps, num_stages):
+        if matmul_shared_bytes(bm, bn, bk, stages, size) > shared_memory:
+            continue
+        consts = dict(BM=bm, BN=bn, BK=bk)
+        if group is not None:
+            consts["GROUP"] = group
+        out.append(Config(consts, num_warps=warps or None, num_stages=stages or None))
+    return out
+
+
+def attention(head_dim, dtype="float16", *, block_m=(64, 128), block_n=(64, 128),
+              num_stages=(0,), shared_memory=SHARED_MEMORY_BYTES):
+    """Configs for a flash-attention loop: Q (BM x D) stays, K and V
+    (BN x D) tiles stream through the ring."""
+    size = _itemsize(dtype)
+    out = []
+    for bm, bn, stages in itertools.product(block_m, block_n, num_stages):
+        ring = (stages or _CHOSEN_STAGES) * 2 * bn * head_dim * size
+        if bm * head_dim * size + ring > shared_memory:
+            continue
+        out.append(Config(dict(BM=bm, BN=bn), num_stages=stages or None))
+    return out
