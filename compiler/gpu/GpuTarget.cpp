@@ -1,5 +1,6 @@
 //===- GpuTarget.cpp - NVVM-dialect gpu.module to PTX and cubin -----------===//
 #include "compiler/gpu/GpuTarget.h"
+#include "compiler/gpu/PtxasWorkarounds.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -267,6 +268,8 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
     mpm.run(*module, mam);
   }
+  // After the optimizer, which would narrow the rewrite back.
+  avoidNarrowNegationFolds(*module);
   if (llvmIR) {
     llvmIR->clear();
     llvm::raw_string_ostream os(*llvmIR);
