@@ -31,8 +31,10 @@ def bench(fn):
     return do_bench(fn, return_mode="median")
 
 
-def record(problem, impl, ms, flops=None, nbytes=None, err=None):
+def record(problem, impl, ms, flops=None, nbytes=None, err=None, config=None):
     r = {"problem": problem, "impl": impl, "ms": ms}
+    if config is not None:
+        r["config"] = config
     if flops:
         r["TFLOP/s"] = flops / ms / 1e9
     if nbytes:
@@ -43,13 +45,16 @@ def record(problem, impl, ms, flops=None, nbytes=None, err=None):
     print(json.dumps(r), flush=True)
 
 
-def attempt(problem, impl, fn, check, flops=None, nbytes=None):
-    """Checks then times one implementation; a failure is recorded, not fatal."""
+def attempt(problem, impl, fn, check, flops=None, nbytes=None, tuned=None):
+    """Checks then times one implementation; a failure is recorded, not fatal.
+    `tuned`: an autotuned kernel, whose first call (the check's, untimed)
+    tunes; its choice goes into the row."""
     try:
         fn()
         torch.cuda.synchronize()
         check()
-        record(problem, impl, bench(fn), flops, nbytes)
+        config = str(tuned.best_config) if tuned is not None else None
+        record(problem, impl, bench(fn), flops, nbytes, config=config)
     except Exception as e:  # noqa: BLE001 - the table shows what failed
         record(problem, impl, float("nan"), err=f"{type(e).__name__}: {str(e)[:300]}")
 
@@ -129,8 +134,12 @@ def run_matmul(sizes):
                 A, Bm, C, S, S, S, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0), C.stride(1)),
                 relerr, flops=fl)
             C.fill_(float("nan"))
+            grid = lambda m: (tile.cdiv(S, m["BM"]) * tile.cdiv(S, m["BN"]),)  # noqa: E731
+            attempt(p, "tile", lambda: K.matmul_tuned[grid](A, Bm, C), relerr, flops=fl,
+                    tuned=K.matmul_tuned)
+            C.fill_(float("nan"))
             cfg = K.matmul_config(S, S)
-            attempt(p, "tile", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
+            attempt(p, "tile-fixed", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
                 A, Bm, C, **cfg), relerr, flops=fl)
             # The same tiles from one block per SM looping over them (a while loop).
             C.fill_(float("nan"))
@@ -155,7 +164,11 @@ def run_attention(shapes):
             o.fill_(float("nan"))
             BM, BN = K.ATTENTION_CONFIG["BM"], K.ATTENTION_CONFIG["BN"]
             q3, k3, v3, o3 = (t.view(Bz * H, L, D) for t in (q, k, v, o))
-            attempt(p, "tile", lambda: K.attention[(L // BM, Bz * H)](
+            attempt(p, "tile", lambda: K.attention_tuned[lambda m: (L // m["BM"], Bz * H)](
+                q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal),
+                lambda: close(o, ref, 2e-2), flops=f, tuned=K.attention_tuned)
+            o.fill_(float("nan"))
+            attempt(p, "tile-fixed", lambda: K.attention[(L // BM, Bz * H)](
                 q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal),
                 lambda: close(o, ref, 2e-2), flops=f)
             # Causal variants that mask only the diagonal block: two loops (unmasked,
@@ -268,7 +281,8 @@ def table():
                 if "triton" in impls and "us_per_call" in impls["triton"]:
                     ratio_tr = f"{impls['triton']['us_per_call'] / t['us_per_call']:.2f}x"
             err = r.get("error", "")
-            lines.append(f"| {prob} | {name} | {fmt('ms', 4)} | {fmt('GB/s', 0)} | {fmt('TFLOP/s', 1)} | "
+            shown = f"{name} ({r['config']})" if r.get("config") else name  # autotune's choice
+            lines.append(f"| {prob} | {shown} | {fmt('ms', 4)} | {fmt('GB/s', 0)} | {fmt('TFLOP/s', 1)} | "
                          f"{fmt('us_per_call', 2)} | {ratio_t} | {ratio_tr}{(' ERROR: ' + err[:120]) if err else ''} |")
     return "\n".join(lines)
 

@@ -1,7 +1,8 @@
 """The kernels the benchmark measures, written against the language spec.
 
 Each is the tuned version of an example: tile shapes chosen for the H200,
-one kernel per problem, no autotuning."""
+one kernel per problem; bench.py's "tile" rows of matmul and attention go
+through tile.autotune (matmul_tuned, attention_tuned below)."""
 import tile
 
 # Block sizes the benchmark (and bench/check_gpu_mma.py) launch with. On sm_90
@@ -241,3 +242,14 @@ def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
         wt = tile.load(w, index=(c,), shape=(BLOCK,)).astype(tile.float32)[None, :]
         bt = tile.load(b, index=(c,), shape=(BLOCK,)).astype(tile.float32)[None, :]
         tile.store(y, index=(r, c), tile=((t - mean) * rstd * wt + bt).astype(y.dtype))
+
+
+# -- autotuned (issue 18): bench.py's "tile" rows; "tile-fixed" keeps the
+# hand-picked configs above. The spaces contain those configs exactly, and
+# are narrow so one bench run tunes in minutes (each config compiles once per
+# key): 128/64-row tiles, BK 64, the compiler's warps, its ring depth or 3.
+MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=(None,),
+                                            num_stages=(0, 3))
+matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
+ATTENTION_SPACE = tile.autotune_configs.attention(128)
+attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)
