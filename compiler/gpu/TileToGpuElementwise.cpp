@@ -1,4 +1,5 @@
 //===- TileToGpuElementwise.cpp - arith/math, constants, indices ----------===//
+#include "compiler/ExpandF8.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -113,6 +114,101 @@ struct FastMathPattern : OpConversionPattern<OpTy> {
   double preScale, postScale;
 };
 
+/// Per-thread fp8 registers as i8 scalars (the bits).
+SmallVector<Value> f8Bits(OpBuilder &b, Location loc, Value vec) {
+  SmallVector<Value> bits;
+  for (Value e : unpackVector(b, loc, vec))
+    bits.push_back(arith::BitcastOp::create(b, loc, b.getI8Type(), e));
+  return bits;
+}
+
+/// fp8 -> f16/bf16/f32/f64: PTX cvt.rn.f16x2.{e4m3,e5m2}x2 on pairs of
+/// registers (sm_89+), exact; the f16 results widen or narrow exactly.
+struct ExtFFromF8Pattern : OpConversionPattern<arith::ExtFOp> {
+  ExtFFromF8Pattern(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::ExtFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto inType = dyn_cast<RankedTensorType>(op.getIn().getType());
+    if (!inType || !isExpandedF8(inType.getElementType()))
+      return failure();
+    Location loc = op.getLoc();
+    auto outType =
+        cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    Type outElem = outType.getElementType();
+    Type f16 = rewriter.getF16Type(), i8 = rewriter.getI8Type();
+    SmallVector<Value> bits = f8Bits(rewriter, loc, adaptor.getIn());
+    SmallVector<Value> out;
+    for (size_t i = 0; i < bits.size(); i += 2) {
+      Value hi = i + 1 < bits.size()
+                     ? bits[i + 1]
+                     : arith::ConstantOp::create(rewriter, loc,
+                                                 rewriter.getI8IntegerAttr(0));
+      Value pair = packVector(rewriter, loc, VectorType::get({2}, i8),
+                              ValueRange{bits[i], hi});
+      Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+          rewriter, loc, VectorType::get({2}, f16), pair,
+          rewriter.getBoolAttr(false), TypeAttr::get(inType.getElementType()));
+      for (int64_t k = 0; k < 2 && i + k < bits.size(); ++k) {
+        Value h = vector::ExtractOp::create(rewriter, loc, halves, ArrayRef{k});
+        if (outElem.isF32() || outElem.isF64())
+          h = arith::ExtFOp::create(rewriter, loc, outElem, h);
+        else if (outElem.isBF16())
+          h = arith::TruncFOp::create(
+              rewriter, loc, outElem,
+              arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), h));
+        out.push_back(h);
+      }
+    }
+    rewriter.replaceOp(op, packVector(rewriter, loc, outType, out));
+    return success();
+  }
+};
+
+/// f16/bf16/f32 -> fp8: PTX cvt.rn.satfinite.{e4m3,e5m2}x2.f32 on pairs
+/// (sm_89+; the halves widen to f32 exactly). f64 rounds from its own bits
+/// in integer code (through f32 would round twice).
+struct TruncFToF8Pattern : OpConversionPattern<arith::TruncFOp> {
+  TruncFToF8Pattern(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto outTensor = dyn_cast<RankedTensorType>(op.getType());
+    if (!outTensor || !isExpandedF8(outTensor.getElementType()))
+      return failure();
+    Type f8 = outTensor.getElementType();
+    Location loc = op.getLoc();
+    auto outType = cast<VectorType>(getTypeConverter()->convertType(outTensor));
+    Value in = adaptor.getIn();
+    auto inType = cast<VectorType>(in.getType());
+    Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
+    if (inType.getElementType().isF64()) {
+      Value bits = emitFloatToF8Bits(rewriter, loc, in, f8);
+      rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, outType, bits);
+      return success();
+    }
+    if (!inType.getElementType().isF32())
+      in = arith::ExtFOp::create(rewriter, loc, inType.clone(f32), in);
+    SmallVector<Value> elems = unpackVector(rewriter, loc, in), out;
+    for (size_t i = 0; i < elems.size(); i += 2) {
+      Value second = i + 1 < elems.size() ? elems[i + 1] : elems[i];
+      // The first operand fills the upper byte: element 1.
+      Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+          rewriter, loc, VectorType::get({2}, i8), second, elems[i],
+          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+          /*relu=*/false, f8);
+      for (int64_t k = 0; k < 2 && i + k < elems.size(); ++k)
+        out.push_back(arith::BitcastOp::create(
+            rewriter, loc, f8,
+            vector::ExtractOp::create(rewriter, loc, pair, ArrayRef{k})));
+    }
+    rewriter.replaceOp(op, packVector(rewriter, loc, outType, out));
+    return success();
+  }
+};
+
 struct SplatPattern : OpConversionPattern<SplatOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -196,7 +292,8 @@ void mlir::tile::populateTileToGpuElementwisePatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     GpuLoweringState &state) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ElementwisePattern>(converter, ctx);
+  patterns.add<ElementwisePattern, ExtFFromF8Pattern, TruncFToF8Pattern>(
+      converter, ctx);
   patterns.add<ConstantPattern, SplatPattern, IotaPattern,
                ArrayQueryPattern<DimOp, true>,
                ArrayQueryPattern<StrideOp, false>,

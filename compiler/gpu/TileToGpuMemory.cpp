@@ -151,7 +151,16 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
     elems.push_back(e);
   };
   if (ws.bits < 32) {
-    finish(words[0]);
+    if (count == 1) {
+      finish(words[0]);
+      return elems;
+    }
+    // Two 1-byte elements in one b16 word.
+    Value word = packVector(b, loc, VectorType::get({1}, wordType), words);
+    Value cast =
+        vector::BitCastOp::create(b, loc, VectorType::get({count}, mem), word);
+    for (Value e : unpackVector(b, loc, cast))
+      finish(e);
     return elems;
   }
   Value packed =
@@ -179,6 +188,11 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
     Value vec = packVector(b, loc, VectorType::get({count}, mem), memElems);
     Value cast = vector::BitCastOp::create(
         b, loc, VectorType::get({ws.count}, b.getI32Type()), vec);
+    words = unpackVector(b, loc, cast);
+  } else if (count > 1) { // two 1-byte elements in one b16 word
+    Value vec = packVector(b, loc, VectorType::get({count}, mem), memElems);
+    Value cast = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI16Type()), vec);
     words = unpackVector(b, loc, cast);
   } else {
     Value e = memElems[0];

@@ -258,3 +258,42 @@ def test_mma_fp8(dev, fmt, M, N, K, BM, BN, BK, BT):
     want = a @ b
     scale = (np.abs(a) @ np.abs(b)).max()
     assert_close(dev.get(c), want, rtol=1e-5, atol=1e-6 * scale)
+
+
+# -- sm_90 code (compiled here, no GPU needed) -----------------------------
+
+def _gpu_module(request):
+    if request.config.getoption("--tile-reference"):
+        pytest.skip("refinterp compiles no PTX")
+    from tile import backend
+    mod = backend.load()
+    if mod is None:
+        pytest.skip("_tile not built")
+    try:
+        mod.compile("module {}", "sm_90", {})
+    except Exception as e:  # noqa: BLE001 - the module has no kernel
+        if getattr(e, "stage", "") == "target":
+            pytest.skip("_tile has no GPU backend")
+    return mod
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sm90_casts_and_mma(request, fmt):
+    """Casts are PTX cvt on register pairs (f64 -> fp8 is integer code: one
+    rounding); mma runs the f16 tensor-core path on the widened operands.
+    compile() runs ptxas, so each kernel also assembles for sm_90."""
+    mod = _gpu_module(request)
+    u8, f, kind = np.uint8, FP8[fmt], fmt + "x2"
+
+    def ptx(kernel, *args, **constants):
+        return mod.compile(kernel.trace(*args, **constants), "sm_90", {}).asm["ptx"]
+
+    assert f"cvt.rn.f16x2.{kind}" in ptx(decode_kernel, np.zeros(256, u8),
+                                         np.zeros(256, np.float32), N=256, F=f)
+    assert f"cvt.rn.satfinite.{kind}.f32" in ptx(encode_kernel, np.zeros(256, np.float32),
+                                                 np.zeros(256, u8), N=256, F=f)
+    assert "cvt.rn.satfinite" not in ptx(encode_kernel, np.zeros(256, np.float64),
+                                         np.zeros(256, u8), N=256, F=f)
+    code = ptx(mma_kernel, np.zeros((64, 64), u8), np.zeros((64, 64), u8),
+               np.zeros((64, 64), np.float32), BM=64, BN=64, BK=32, F=f, BT=0)
+    assert f"cvt.rn.f16x2.{kind}" in code and "mma.sync.aligned.m16n8k16" in code
