@@ -141,9 +141,11 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
                                                    ArrayRef<int64_t>{i}));
   SmallVector<Value> elems;
   auto finish = [&](Value e) {
-    if (e.getType() != mem && isa<IntegerType>(e.getType()) &&
-        isa<IntegerType>(mem))
-      e = arith::TruncIOp::create(b, loc, mem, e);
+    // A byte arrives in a b16 register: narrow it (then bitcast an fp8).
+    unsigned memBits = mem.getIntOrFloatBitWidth();
+    if (isa<IntegerType>(e.getType()) &&
+        e.getType().getIntOrFloatBitWidth() > memBits)
+      e = arith::TruncIOp::create(b, loc, b.getIntegerType(memBits), e);
     if (e.getType() != mem)
       e = arith::BitcastOp::create(b, loc, mem, e);
     if (mem != elemType)
