@@ -242,14 +242,16 @@ class Autotuner:
             v = kwargs[name] if name in kwargs else (args[i] if i < n else default)
             c = v.__class__
             parts.append((c, v) if c in _SCALARS else _array_part(v, name, self))
+        # dtype objects themselves (hashable; str() of a NumPy dtype costs
+        # microseconds): _persisted_part names them for the disk.
         for v in args:
             d = getattr(v, "dtype", None)
             if d is not None:
-                parts.append(str(d))
+                parts.append(d)
         for v in kwargs.values():
             d = getattr(v, "dtype", None)
             if d is not None:
-                parts.append(str(d))
+                parts.append(d)
         return tuple(parts)
 
     def _named_args(self, args, kwargs):
@@ -468,20 +470,21 @@ def _array_part(v, name, tuner):
         raise TileTypeError(f"autotune key argument '{name}' is a {type(v).__name__}: "
                             "key arguments are ints, floats, bools, strings, None or arrays",
                             kernel=tuner.__name__, location=user_location())
-    return ("array", str(dtype), tuple(int(s) for s in shape))
+    return ("array", dtype, shape if isinstance(shape, tuple) else tuple(shape))
 
 
 def _persisted_part(p):
     if p.__class__ is tuple and len(p) == 2 and p[0] in _SCALARS:
         return [p[0].__name__, _describe_value(p[1])]
     if p.__class__ is tuple:
-        return [p[0], p[1], list(p[2])]
-    return ["dtype", p]
+        return [p[0], str(p[1]), [int(s) for s in p[2]]]
+    return ["dtype", str(p)]
 
 
 def _show_key(key):
     return "(" + ", ".join(repr(p[1]) if p.__class__ is tuple and len(p) == 2 else
-                           str(p) for p in key) + ")"
+                           f"{p[1]}{tuple(p[2])}" if p.__class__ is tuple else str(p)
+                           for p in key) + ")"
 
 
 _identity_cache = {}
