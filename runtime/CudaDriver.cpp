@@ -84,6 +84,9 @@ void CudaDriver::load() {
   resolveOptional(table.cuEventDestroy, "cuEventDestroy_v2");
   if (!table.cuEventDestroy)
     resolveOptional(table.cuEventDestroy, "cuEventDestroy");
+  // Timing flushes L2 with a scratch buffer (kept for the process).
+  resolveOptional(table.cuMemAlloc, "cuMemAlloc_v2");
+  resolveOptional(table.cuMemsetD32Async, "cuMemsetD32Async");
   if (CUresult r = table.cuInit(0)) {
     failure = "cannot initialize the CUDA driver: " + describe(r);
     return;

@@ -16,6 +16,8 @@
 
 #include <pybind11/stl.h>
 
+#include <map>
+#include <mutex>
 #include <vector>
 
 namespace py = pybind11;
@@ -97,12 +99,34 @@ bool streamIsCapturing(uintptr_t stream) {
   }
 }
 
+/// A scratch buffer of at least `bytes` in the current context, allocated
+/// once and kept for the process; 0 when the driver lacks the entry points
+/// (the fake driver): timing then runs without flushing.
+cu::CUdeviceptr flushBuffer(rt::CudaDriver &driver, size_t bytes) {
+  const rt::CudaApiTable &api = driver.api();
+  if (!api.cuMemAlloc || !api.cuMemsetD32Async || bytes == 0)
+    return 0;
+  static std::mutex lock;
+  static std::map<std::pair<cu::CUcontext, size_t>, cu::CUdeviceptr> buffers;
+  cu::CUcontext ctx = nullptr;
+  driver.check(api.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
+  std::lock_guard<std::mutex> guard(lock);
+  cu::CUdeviceptr &buffer = buffers[{ctx, bytes}];
+  if (!buffer)
+    driver.check(api.cuMemAlloc(&buffer, bytes), "cuMemAlloc (L2 flush)");
+  return buffer;
+}
+
 /// Calls `before()` (when given) then `fn()` `warmup` times untimed, then
 /// `rep` times with `fn()` alone between two events on `stream`; returns the
 /// `rep` GPU times in milliseconds. `fn` must enqueue its work on `stream`.
+/// With `flushBytes`, a memset of that many bytes runs before each launch,
+/// as Triton's do_bench does: every run starts with a cold L2, and the GPU
+/// is busy while the host enqueues the run, so the host's launch time is
+/// not in the measurement.
 std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
-                                 int warmup, int rep,
-                                 const py::object &before) {
+                                 int warmup, int rep, const py::object &before,
+                                 size_t flushBytes) {
   if (warmup < 0 || rep < 1)
     throw py::value_error("time_launches needs warmup >= 0 and rep >= 1");
   rt::CudaDriver &driver = rt::CudaDriver::get();
@@ -117,6 +141,12 @@ std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
           "cannot time kernel launches while the stream is capturing a CUDA "
           "graph: run the autotuned kernel once before the capture (warm "
           "up), so that the capture replays the tuned choice"};
+    cu::CUdeviceptr scratch = flushBuffer(driver, flushBytes);
+    auto flush = [&] {
+      if (scratch)
+        driver.check(api.cuMemsetD32Async(scratch, 0, flushBytes / 4, s),
+                     "cuMemsetD32Async (L2 flush)");
+    };
     for (int i = 0; i < warmup; ++i) {
       if (!before.is_none())
         before();
@@ -126,6 +156,7 @@ std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
     for (int i = 0; i < rep; ++i) {
       if (!before.is_none())
         before();
+      flush();
       driver.check(api.cuEventRecord(events[2 * size_t(i)], s),
                    "cuEventRecord");
       fn();
@@ -186,11 +217,13 @@ int driverVersion() {
 void tile_py::registerTiming(py::module_ &m) {
   m.def("time_launches", &timeLaunches, py::arg("fn"), py::arg("stream"),
         py::arg("warmup") = 1, py::arg("rep") = 10,
-        py::arg("before") = py::none(),
+        py::arg("before") = py::none(), py::arg("flush_bytes") = 0,
         "GPU milliseconds of each of `rep` calls of fn() (which enqueues its "
         "work on `stream`), measured with CUDA events on that stream after "
         "`warmup` untimed calls; before() runs ahead of every call, outside "
-        "the timed span. Raises LaunchError while the stream is capturing.");
+        "the timed span; flush_bytes > 0 clears L2 with a memset of that "
+        "size before each timed call (as Triton's do_bench). Raises "
+        "LaunchError while the stream is capturing.");
   m.def("stream_is_capturing", &streamIsCapturing, py::arg("stream"),
         "Whether the CUDA stream (a handle as an int; 0 is the legacy "
         "stream) is capturing a CUDA graph; False without a driver.");
