@@ -466,7 +466,7 @@ std::string casFunctionName(unsigned bits) {
 }
 
 /// The memref.atomic_rmw kind of a tile atomic on `type` elements. Integer
-/// max/min are signed: the IR's integers are signless.
+/// max/min are signed, umax/umin unsigned: the IR's integers are signless.
 arith::AtomicRMWKind rmwKind(AtomicKind kind, Type type) {
   bool isFloat = isa<FloatType>(type);
   switch (kind) {
@@ -478,6 +478,10 @@ arith::AtomicRMWKind rmwKind(AtomicKind kind, Type type) {
   case AtomicKind::min:
     return isFloat ? arith::AtomicRMWKind::minimumf
                    : arith::AtomicRMWKind::mins;
+  case AtomicKind::umax:
+    return arith::AtomicRMWKind::maxu;
+  case AtomicKind::umin:
+    return arith::AtomicRMWKind::minu;
   case AtomicKind::xchg:
     return arith::AtomicRMWKind::assign;
   case AtomicKind::and_:
@@ -696,6 +700,29 @@ struct RawViewLowering : OpConversionPattern<RawViewOp> {
   }
 };
 
+/// `array_select`: a chain of memref selects, element k taken when
+/// index >= k, which clamps the index into the list.
+struct ArraySelectLowering : OpConversionPattern<ArraySelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArraySelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value index = adaptor.getIndex();
+    ValueRange arrays = adaptor.getArrays();
+    Value chosen = arrays.front();
+    for (auto [k, mem] : llvm::enumerate(arrays.drop_front())) {
+      Value bound = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getIntegerAttr(index.getType(), k + 1));
+      Value take = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, index, bound);
+      chosen = arith::SelectOp::create(rewriter, loc, take, mem, chosen);
+    }
+    rewriter.replaceOp(op, chosen);
+    return success();
+  }
+};
+
 } // namespace
 
 void host::declareCasFunctions(ModuleOp module) {
@@ -724,6 +751,6 @@ void host::populateMemoryPatterns(TypeConverter &converter,
   patterns.add<LoadLowering>(converter, patterns.getContext(), inPlaceLoads);
   patterns.add<StoreLowering, GatherLowering, ScatterLowering,
                AtomicRMWLowering, AtomicCASLowering, DimLowering,
-               StrideLowering, ArraySliceLowering, RawViewLowering>(
-      converter, patterns.getContext());
+               StrideLowering, ArraySliceLowering, RawViewLowering,
+               ArraySelectLowering>(converter, patterns.getContext());
 }

@@ -4,7 +4,8 @@
 // i64 strides) that the memory patterns read through getArrayParts. A view
 // is another such cast: a slice moves the base to its start along the axis
 // and shrinks that extent; a raw view keeps the base with one unbounded,
-// unit-stride extent.
+// unit-stride extent. A selected array (a list argument indexed at run
+// time) is a cast of per-part selects over the list's arrays.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
@@ -78,10 +79,47 @@ struct RawViewPattern : OpConversionPattern<RawViewOp> {
   }
 };
 
+/// `array_select`: each part (pointer, extents, strides) is a chain of
+/// selects, element k taken when index >= k, which clamps the index.
+struct ArraySelectPattern : OpConversionPattern<ArraySelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArraySelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<ArrayParts> lists;
+    for (Value array : adaptor.getArrays()) {
+      FailureOr<ArrayParts> parts = getArrayParts(array);
+      if (failed(parts))
+        return op.emitOpError(
+            "array is not a kernel argument or a view of one");
+      lists.push_back(*parts);
+    }
+    Value index = adaptor.getIndex();
+    ArrayParts chosen = lists.front();
+    for (auto [k, parts] : llvm::enumerate(ArrayRef(lists).drop_front())) {
+      Value bound = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getIntegerAttr(index.getType(), k + 1));
+      Value take = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::sge, index, bound);
+      auto pick = [&](Value from, Value kept) -> Value {
+        return arith::SelectOp::create(rewriter, loc, take, from, kept);
+      };
+      chosen.ptr = pick(parts.ptr, chosen.ptr);
+      for (unsigned d = 0; d < parts.extents.size(); ++d) {
+        chosen.extents[d] = pick(parts.extents[d], chosen.extents[d]);
+        chosen.strides[d] = pick(parts.strides[d], chosen.strides[d]);
+      }
+    }
+    rewriter.replaceOp(op, makeArray(rewriter, loc, op.getType(), chosen));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateTileToGpuViewPatterns(TypeConverter &converter,
                                                RewritePatternSet &patterns) {
-  patterns.add<ArraySlicePattern, RawViewPattern>(converter,
-                                                  patterns.getContext());
+  patterns.add<ArraySlicePattern, RawViewPattern, ArraySelectPattern>(
+      converter, patterns.getContext());
 }

@@ -251,6 +251,10 @@ LogicalResult AtomicRMWOp::verify() {
   if (bitwise && !isa<IntegerType>(elem))
     return emitOpError() << "bitwise atomics need an integer array, got "
                          << elem;
+  bool unsignedMinMax =
+      getKind() == AtomicKind::umax || getKind() == AtomicKind::umin;
+  if (unsignedMinMax && !isa<IntegerType>(elem))
+    return emitOpError() << "umax/umin need an integer array, got " << elem;
   unsigned width = elem.getIntOrFloatBitWidth();
   if (width != 16 && width != 32 && width != 64)
     return emitOpError() << "atomics need 16, 32 or 64-bit elements, got "
@@ -321,6 +325,38 @@ LogicalResult RawViewOp::verify() {
       view.getStrides()[0] != 1 || view.getDivisibility() != 1)
     return emitOpError() << "a raw view is !tile.array<?xT, strides = [1]>";
   return success();
+}
+
+// `tile.array_select`'s operands all have the result's type, printed once.
+static ParseResult
+parseSameArrayTypes(OpAsmParser &,
+                    ArrayRef<OpAsmParser::UnresolvedOperand> arrays,
+                    SmallVectorImpl<Type> &types, Type result) {
+  types.assign(arrays.size(), result);
+  return success();
+}
+static void printSameArrayTypes(OpAsmPrinter &, Operation *, OperandRange,
+                                TypeRange, Type) {}
+
+LogicalResult ArraySelectOp::verify() {
+  if (getArrays().empty())
+    return emitOpError() << "selects from a list of at least one array";
+  for (auto [i, array] : llvm::enumerate(getArrays()))
+    if (array.getType() != getType())
+      return emitOpError() << "array #" << i << " has type " << array.getType()
+                           << ", not the result's " << getType();
+  return success();
+}
+
+OpFoldResult ArraySelectOp::fold(FoldAdaptor adaptor) {
+  OperandRange arrays = getArrays();
+  if (llvm::all_equal(arrays))
+    return arrays.front();
+  auto index = dyn_cast_if_present<IntegerAttr>(adaptor.getIndex());
+  if (!index)
+    return {};
+  int64_t last = static_cast<int64_t>(arrays.size()) - 1;
+  return arrays[std::clamp<int64_t>(index.getValue().getSExtValue(), 0, last)];
 }
 
 //===----------------------------------------------------------------------===//

@@ -126,6 +126,29 @@ def Tile_RawViewOp : Tile_Op<"raw_view", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ArraySelectOp : Tile_Op<"array_select", [Pure]> {
+  let summary = "one array of a list of arrays, chosen by a runtime index";
+  let description = [{
+    A kernel parameter that is a list of N arrays (cuTile's grouped GEMM)
+    arrives as N arguments of one array type; `list[index]` with a runtime
+    index selects one of them. The index is clamped into `[0, N)`: below 0
+    it selects the first array, from N on the last, so no index reads
+    outside the list. All operands and the result have the same type.
+
+    ```mlir
+    %a = tile.array_select %g, %a0, %a1, %a2 : i32, !tile.array<?x?xf16>
+    ```
+  }];
+  let arguments = (ins AnySignlessInteger:$index, Variadic<Tile_Array>:$arrays);
+  let results = (outs Tile_Array:$result);
+  let assemblyFormat = [{
+    $index `,` $arrays attr-dict `:` type($index) `,` qualified(type($result))
+    custom<SameArrayTypes>(ref($arrays), type($arrays), ref(type($result)))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 // Masks are i1 tiles of the lanes' shape; spelled once, in the result type.
 class Tile_MaskMatches<string lanes> : OptionalTypesMatchWith<
     "mask is an i1 tile of the lanes' shape", lanes, "mask",

@@ -185,3 +185,24 @@ func.func @dead_code(%a: !tile.array<?xf32>, %f: f32) {
   tile.store %a[%0], %3 : !tile.array<?xf32>, tensor<16xf32>
   return
 }
+
+// -----
+
+// A constant index picks its array (clamped into the list); one array repeated
+// needs no select.
+// CHECK-LABEL: func @array_select_fold
+// CHECK-SAME: (%[[I:[^:]*]]: i32, %[[A:[^:]*]]: !tile.array<?xf32>, %[[B:[^:]*]]: !tile.array<?xf32>, %[[C:[^:]*]]: !tile.array<?xf32>)
+// CHECK-NEXT: %[[S:.*]] = tile.array_select %[[I]], %[[A]], %[[B]] :
+// CHECK-NEXT: return %[[B]], %[[A]], %[[C]], %[[A]], %[[S]] :
+func.func @array_select_fold(%i: i32, %a: !tile.array<?xf32>, %b: !tile.array<?xf32>, %c: !tile.array<?xf32>)
+    -> (!tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>) {
+  %c1 = arith.constant 1 : i32
+  %cm = arith.constant -5 : i32
+  %c9 = arith.constant 9 : i32
+  %0 = tile.array_select %c1, %a, %b, %c : i32, !tile.array<?xf32>
+  %1 = tile.array_select %cm, %a, %b, %c : i32, !tile.array<?xf32>
+  %2 = tile.array_select %c9, %a, %b, %c : i32, !tile.array<?xf32>
+  %3 = tile.array_select %i, %a, %a : i32, !tile.array<?xf32>
+  %4 = tile.array_select %i, %a, %b : i32, !tile.array<?xf32>
+  return %0, %1, %2, %3, %4 : !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>
+}

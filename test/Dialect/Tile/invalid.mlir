@@ -684,3 +684,27 @@ func.func @raw_rank(%a: !tile.array<?x?xf32>) {
   %v = tile.raw_view %a : !tile.array<?x?xf32> -> !tile.array<?x?xf32>
   return
 }
+
+// -----
+
+func.func @select_empty(%i: i32) {
+  // expected-error @+1 {{selects from a list of at least one array}}
+  %v = tile.array_select %i, : i32, !tile.array<?xf32>
+  return
+}
+
+// -----
+
+func.func @select_mixed(%i: i32, %a: !tile.array<?xf32>, %b: !tile.array<?xf16>) {
+  // expected-error @+1 {{array #1 has type '!tile.array<?xf16>', not the result's '!tile.array<?xf32>'}}
+  %v = "tile.array_select"(%i, %a, %b) : (i32, !tile.array<?xf32>, !tile.array<?xf16>) -> !tile.array<?xf32>
+  return
+}
+
+// -----
+
+func.func @select_index(%i: f32, %a: !tile.array<?xf32>) {
+  // expected-error @+1 {{operand #0 must be signless integer}}
+  %v = "tile.array_select"(%i, %a) : (f32, !tile.array<?xf32>) -> !tile.array<?xf32>
+  return
+}

@@ -132,3 +132,17 @@ func.func @debug(%x: tensor<16xf32>, %c: tensor<16xi1>, %b: i1, %i: i32) {
   tile.assert %b, "scalar" : i1
   return
 }
+
+// A list argument of arrays indexed at run time.
+// CHECK-LABEL: func @array_select
+func.func @array_select(%i: i32, %j: i64, %a: !tile.array<?x?xf16, strides = [?, 1], align = 16>,
+                        %b: !tile.array<?x?xf16, strides = [?, 1], align = 16>) {
+  // CHECK: tile.array_select %{{.*}}, %{{.*}}, %{{.*}} : i32, !tile.array<?x?xf16, strides = [?, 1], align = 16>
+  %0 = tile.array_select %i, %a, %b : i32, !tile.array<?x?xf16, strides = [?, 1], align = 16>
+  // CHECK: tile.array_select %{{.*}}, %{{.*}} : i64, !tile.array<?x?xf16, strides = [?, 1], align = 16>
+  %1 = tile.array_select %j, %b : i64, !tile.array<?x?xf16, strides = [?, 1], align = 16>
+  %c0 = arith.constant 0 : i32
+  %t = tile.load %0[%c0, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16> -> tensor<16x16xf16>
+  tile.store %1[%c0, %c0], %t : !tile.array<?x?xf16, strides = [?, 1], align = 16>, tensor<16x16xf16>
+  return
+}
