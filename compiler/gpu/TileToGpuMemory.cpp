@@ -589,6 +589,10 @@ LLVM::AtomicBinOp atomicBinOp(AtomicKind kind, Type type) {
     return isFloat ? LLVM::AtomicBinOp::fmax : LLVM::AtomicBinOp::max;
   case AtomicKind::min:
     return isFloat ? LLVM::AtomicBinOp::fmin : LLVM::AtomicBinOp::min;
+  case AtomicKind::umax:
+    return LLVM::AtomicBinOp::umax;
+  case AtomicKind::umin:
+    return LLVM::AtomicBinOp::umin;
   case AtomicKind::xchg:
     return LLVM::AtomicBinOp::xchg;
   case AtomicKind::and_:
@@ -693,6 +697,12 @@ Value scopedAtom(OpBuilder &b, Location loc, AtomicKind kind, Value addr,
     if (i32 || i64)
       op = std::string(kind == AtomicKind::max ? "max" : "min") +
            (i32 ? ".s32" : ".s64");
+    break;
+  case AtomicKind::umax:
+  case AtomicKind::umin:
+    if (i32 || i64)
+      op = std::string(kind == AtomicKind::umax ? "max" : "min") +
+           (i32 ? ".u32" : ".u64");
     break;
   case AtomicKind::xchg:
   case AtomicKind::and_:

@@ -10,7 +10,10 @@ def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "read-modify-write kind", [
     I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
     I32EnumAttrCase<"min", 2>, I32EnumAttrCase<"xchg", 3>,
     I32EnumAttrCase<"and_", 4, "and">, I32EnumAttrCase<"or_", 5, "or">,
-    I32EnumAttrCase<"xor_", 6, "xor">]> {
+    I32EnumAttrCase<"xor_", 6, "xor">,
+    // Integer max/min compare as signed; these as unsigned (the IR's
+    // integers are signless, so the frontend picks by the array's dtype).
+    I32EnumAttrCase<"umax", 7>, I32EnumAttrCase<"umin", 8>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tile";
 }

@@ -287,6 +287,8 @@ def _atomic_rmw(kind, fn, A, indices, value, mask, check_bounds, memory_order,
     b = builder(f"tile.{fn}")
     if kind in ("and", "or", "xor") and A.dtype.kind != D.KIND_INT:
         raise TileTypeError(f"tile.{fn} needs an integer array, got {A.dtype.name}")
+    if kind in ("max", "min") and A.dtype.is_unsigned:
+        kind = "u" + kind  # the IR's integers are signless
     value = as_operand(value, "value")
     mshape = shape_of(as_operand(mask, "mask")) if mask is not None else None
     idx, shape = _element_indices(A, indices, fn, [shape_of(value) or (), mshape or ()])

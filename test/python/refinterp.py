@@ -308,6 +308,9 @@ class Interp:
             a, d = rest.split(":")[0].split(",")
             arr = v(a)
             return np.int32((arr.shape if name == "tile.dim" else arr.strides)[int(d)])
+        if name == "tile.array_select":  # the index clamped into the list
+            index, *arrays = [x.strip() for x in rest.split(":")[0].split(",")]
+            return v(arrays[min(max(int(v(index)), 0), len(arrays) - 1)])
         if name == "tile.array_slice":
             m = re.match(r"(%\w+)\[(\d+)\] (%\w+), (%\w+)", rest)
             arr, axis = v(m.group(1)), int(m.group(2))
@@ -432,6 +435,11 @@ class Interp:
                 arr.flat[o] = max(cur, new)
             elif kind == "min":
                 arr.flat[o] = min(cur, new)
+            elif kind in ("umax", "umin"):  # signless bits compared as unsigned
+                bits = (1 << (8 * arr.dtype.itemsize)) - 1
+                pick = max if kind == "umax" else min
+                arr.flat[o] = cur if pick(int(cur) & bits, int(new) & bits) == (int(cur) & bits) \
+                    else new
             elif kind == "xchg":
                 arr.flat[o] = new
             elif kind == "and":
