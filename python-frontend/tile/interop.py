@@ -9,6 +9,9 @@ scalars: the value) and returns the argument's part of the specialization key:
   traces and compiles without it: see `writable_key`)
 - ints: "one" (specialized away), "i32", "i32d16", "i64", "i64d16"
 - floats: "f32"; bools: "bool"
+- lists (and tuples) of arrays: the array part of one type that holds for every
+  element (dtype and rank equal; a unit stride, 16-byte alignment or extents
+  % 16 == 0 only where all have it), then (LIST, length): see `array_list_part`
 
 Handlers are picked by `type(arg)` from a dict, so the common case is one
 dict lookup and one call. Array key parts are memoized on (dtype, shape,
@@ -21,7 +24,7 @@ import sys
 
 from . import dtypes as D
 
-__all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
+__all__ = ["ArgError", "handlers", "LIST", "list_length", "stream_of", "torch_stream_getter", "fast_kind",
            "fast_dtype", "READ_ONLY", "TRACED", "writable_key", "torch_device_of",
            "stream_device", "stream_capturing"]
 
@@ -456,6 +459,66 @@ def _dlpack(devices, where):
     return handler
 
 
+# -- lists of arrays ---------------------------------------------------------
+
+# Marks a list argument's key part: (tag, dtype, ndim, mask, aligned16,
+# div16, LIST, length[, READ_ONLY]). The kernel takes `length` arrays of the
+# part's array type, in the list's order (docs/internals.md section 1).
+LIST = "list"
+
+
+def list_length(part):
+    """The number of arrays of a list argument's key part, else None."""
+    if part.__class__ is tuple and len(part) > 7 and part[6] is LIST:
+        return part[7]
+    return None
+
+
+def _describe_element(p):
+    if p.__class__ is tuple:
+        return f"a rank-{p[2]} {p[1].name} array"
+    if p is TRACED:
+        return "a tensor torch is tracing"
+    return {"one": "an int", "i32": "an int", "i32d16": "an int", "i64": "an int",
+            "i64d16": "an int", "f32": "a float", "bool": "a bool"}.get(p, repr(p))
+
+
+def array_list_part(parts):
+    """The key part of a list whose elements' key parts are `parts`: one array
+    type for all, which must agree on dtype and rank."""
+    if not parts:
+        raise ArgError("an empty list was passed; a list argument holds one or more "
+                       "arrays", "pass at least one array (the kernel is specialized on "
+                       "the list's length)", kind="type")
+    first = parts[0]
+    tag, mask, ok16, div, read_only = None, -1, True, True, False
+    for i, p in enumerate(parts):
+        if p is TRACED:
+            raise ArgError("a list of tensors was passed while torch traces the launch "
+                           "(torch.compile); tile.torch launches take arrays as separate "
+                           "arguments", "pass the tensors as separate parameters, or "
+                           "launch outside the compiled region", kind="type")
+        if p.__class__ is not tuple or list_length(p) is not None:
+            raise ArgError(f"element {i} of the list is {_describe_element(p)}; a list "
+                           "argument holds arrays only", kind="type")
+        if first.__class__ is tuple and (p[1], p[2]) != (first[1], first[2]):
+            raise ArgError(f"element {i} of the list is {_describe_element(p)} but element "
+                           f"0 is {_describe_element(first)}: the arrays of a list share one "
+                           "dtype and rank", "cast or reshape them to one dtype and rank, "
+                           "or pass separate arguments", kind="type")
+        if str(p[0]).startswith("torch@") and str(tag).startswith("torch@") and p[0] != tag:
+            raise ArgError(f"element {i} of the list is on cuda:{p[0][6:]} but an earlier "
+                           f"one on cuda:{tag[6:]}", "move them to one device")
+        if tag is None or (str(p[0]).startswith("torch") and not str(tag).startswith("torch")):
+            tag = p[0]  # a torch tag if any (CompiledKernel's stream and device)
+        mask &= p[3]
+        ok16 = ok16 and p[4]
+        div = div and p[5]
+        read_only = read_only or p[-1] is READ_ONLY
+    part = (tag, first[1], first[2], mask, ok16, div, LIST, len(parts))
+    return part + (READ_ONLY,) if read_only else part
+
+
 # -- dispatch ----------------------------------------------------------------
 
 _BASE = {int: _int, float: _float, bool: _bool}
@@ -504,6 +567,19 @@ class handlers(dict):
     def __init__(self, backend):
         super().__init__(_BASE)
         self.backend = backend
+        self[list] = self[tuple] = self.array_list
+
+    def array_list(self, xs, flat):
+        """A list or tuple of arrays: each element's launch arguments in order,
+        and one key part for the list."""
+        parts = []
+        for x in xs:
+            if x.__class__ is list or x.__class__ is tuple:
+                raise ArgError(f"element {len(parts)} of the list is a "
+                               f"{type(x).__name__}; a list argument holds arrays only "
+                               "(no nesting)", kind="type")
+            parts.append((self.get(type(x)) or self.slow)(x, flat))
+        return array_list_part(parts)
 
     def slow(self, x, flat):
         h = _classify(x, self.backend)

@@ -58,7 +58,7 @@ _OP_NAME = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[\w.]+)")
 _LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)\s*$')
 # Ops that only read the arrays they name: any other use is taken as a write.
 _READING_OPS = frozenset({"tile.load", "tile.gather", "tile.dim", "tile.stride"})
-_VIEW_OPS = frozenset({"tile.array_slice", "tile.raw_view"})
+_VIEW_OPS = frozenset({"tile.array_slice", "tile.raw_view", "tile.array_select"})
 
 
 def array_writes(ir_text, params, key):
@@ -66,7 +66,8 @@ def array_writes(ir_text, params, key):
     traced IR may write (stores, scatters, atomics), each with its first
     write."""
     arrays = [n for (n, const), part in zip(params, key)
-              if not const and part.__class__ is tuple]
+              if not const and part.__class__ is tuple
+              for _ in range(interop.list_length(part) or 1)]  # a list: its arrays
     lines = ir_text.splitlines()
     head = next((i for i, ln in enumerate(lines) if "func.func" in ln), None)
     if head is None or not arrays:

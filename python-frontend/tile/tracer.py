@@ -9,6 +9,8 @@ from . import dtypes as D
 from . import ir
 from .errors import (TileRecursionError, TileSyntaxError, TileTypeError, frame_location,
                      is_internal, kernel_scope)
+from .array_lists import ArrayList
+from .interop import list_length
 from .language import Array, Scalar
 
 _SSA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,12 +47,19 @@ def trace(name, fn, params, key, def_loc):
                 values.append(part[1])
                 continue
             ssa = f"%{pname}" if _SSA_NAME.match(pname) else f"%arg{i}"
-            if isinstance(part, tuple):  # array
-                _, dt, ndim, mask, a16, d16 = part
+            if isinstance(part, tuple):  # an array, or a list of arrays
+                _, dt, ndim, mask, a16, d16 = part[:6]
                 t = array_type(dt, ndim, mask, a16, d16)
-                sig.append(f"{ssa}: {t}")
                 unit = frozenset(k for k in range(ndim) if mask >> k & 1)
-                values.append(Array(ssa, dt, ndim, t, unit, pname))
+                n = list_length(part)
+                if n is None:
+                    sig.append(f"{ssa}: {t}")
+                    values.append(Array(ssa, dt, ndim, t, unit, pname))
+                    continue
+                names = [f"{ssa}.{k}" for k in range(n)]  # no Python name has a dot
+                sig.extend(f"{e}: {t}" for e in names)
+                values.append(ArrayList([Array(e, dt, ndim, t, unit, f"{pname}[{k}]")
+                                         for k, e in enumerate(names)], pname))
             elif part == "one":  # an int equal to 1 is a constant
                 entry.append(f"{ssa} = arith.constant 1 : i32 {ir.loc_text(def_loc)}")
                 values.append(Scalar(ssa, D.int32))

@@ -124,7 +124,7 @@ def parse_module(ir):
     m = re.match(r"\s*func\.func @\"?([\w.$-]+)\"?\((.*)\) attributes", head)
     name, params = m.group(1), m.group(2)
     args = []
-    for p in re.finditer(r"(%\w+): (!tile\.array<[^>]*>|\w+)", params):
+    for p in re.finditer(r"(%[\w.]+): (!tile\.array<[^>]*>|\w+)", params):
         args.append((p.group(1), p.group(2)))
     _, ops, _, _ = _parse_block(lines, body_start)
     return name, args, ops
@@ -312,7 +312,7 @@ class Interp:
             index, *arrays = [x.strip() for x in rest.split(":")[0].split(",")]
             return v(arrays[min(max(int(v(index)), 0), len(arrays) - 1)])
         if name == "tile.array_slice":
-            m = re.match(r"(%\w+)\[(\d+)\] (%\w+), (%\w+)", rest)
+            m = re.match(r"(%[\w.]+)\[(\d+)\] (%\w+), (%\w+)", rest)
             arr, axis = v(m.group(1)), int(m.group(2))
             n = arr.shape[axis]
             lo = min(max(int(v(m.group(3))), 0), n)
