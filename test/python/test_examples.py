@@ -11,7 +11,7 @@ import pytest
 from tilehelp import ROOT
 
 EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py",
-            "persistent_matmul.py", "splitk_matmul.py"]
+            "persistent_matmul.py", "splitk_matmul.py", "grouped_matmul.py"]
 
 
 @pytest.mark.numerics
@@ -66,3 +66,8 @@ def test_examples_trace():
     verify(ir)
     # The spin loop, the K loop over this block's slice, the first-partial test.
     assert ir.count("scf.while") == 1 and ir.count("scf.for") == 1 and ir.count("scf.if") == 1
+    # Lists of arrays: one argument per array, selected at run time in the group loop.
+    ir = mods["grouped_matmul.py"]["grouped_matmul"].trace(
+        [f32(64, 32)] * 3, [f32(32, 64)] * 3, [f32(64, 64)] * 3, 4, TM=32, TN=32, TK=16)
+    verify(ir)
+    assert ir.count("tile.array_select") == 3 and ir.count("scf.while") == 1
