@@ -13,6 +13,7 @@ of the N arrays, whose index is clamped into [0, N) (docs/cutile.md).
 import numbers
 
 from .errors import TileTypeError
+from .interop import list_length
 from .ir import builder
 from .language import Array, Tile, Value
 
@@ -73,3 +74,37 @@ class ArrayList:
 
     def __repr__(self):
         return f"ArrayList({self.param}: {len(self.arrays)} x {self.arrays[0].type})"
+
+
+# The parameter space of a CUDA kernel in the PTX tile emits (ISA 8.0): ptxas
+# refuses an entry whose parameters take more bytes.
+PTX_PARAM_BYTES = 4352
+
+
+def _param_bytes(part):
+    """(bytes, alignment) of one non-Constant parameter's kernel arguments."""
+    if part.__class__ is tuple:  # pointer, extents and strides: 8 bytes each
+        return (list_length(part) or 1) * (8 + 16 * part[2]), 8
+    return {"one": (0, 1), "i64": (8, 8), "i64d16": (8, 8)}.get(part, (4, 4))
+
+
+def check_parameter_space(name, params, key):
+    """A TileTypeError when the kernel's arguments for `key` do not fit in a
+    CUDA kernel's parameter space (long lists of arrays)."""
+    total, lists = 0, []
+    for (pname, const), part in zip(params, key):
+        if const:
+            continue
+        size, align = _param_bytes(part)
+        total = -(-total // align) * align + size
+        if list_length(part) is not None:
+            lists.append(f"'{pname}' ({list_length(part)} arrays, {size} bytes)")
+    if total <= PTX_PARAM_BYTES:
+        return
+    raise TileTypeError(
+        f"the kernel's arguments take {total} bytes, more than the {PTX_PARAM_BYTES} "
+        "bytes of a CUDA kernel's parameters" + (f"; the lists: {', '.join(lists)}"
+                                                 if lists else ""),
+        "each array of rank r takes 8 + 16 r bytes: launch the groups in several "
+        "launches of fewer arrays, or stack equal-shaped groups into one array of "
+        "higher rank", kernel=name)

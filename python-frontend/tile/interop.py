@@ -24,9 +24,9 @@ import sys
 
 from . import dtypes as D
 
-__all__ = ["ArgError", "handlers", "LIST", "list_length", "stream_of", "torch_stream_getter", "fast_kind",
+__all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
            "fast_dtype", "READ_ONLY", "TRACED", "writable_key", "torch_device_of",
-           "stream_device", "stream_capturing"]
+           "stream_device", "stream_capturing", "LIST", "list_length", "array_list_part"]
 
 
 class ArgError(Exception):
@@ -469,7 +469,7 @@ LIST = "list"
 
 def list_length(part):
     """The number of arrays of a list argument's key part, else None."""
-    if part.__class__ is tuple and len(part) > 7 and part[6] is LIST:
+    if part.__class__ is tuple and len(part) > 7 and part[6] == LIST:
         return part[7]
     return None
 

@@ -33,6 +33,7 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      user_location)
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_occupancy
 from .hints import current_compiler_timeout
+from .array_lists import check_parameter_space
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
 from .tracer import trace
@@ -454,6 +455,8 @@ class Kernel:
             ck = CompiledKernel(self, key, self._constants(key), text, backend, target)
             mod = _backend.require(f"launching kernel '{self.__name__}'") if need_binary \
                 else _backend.load()
+            if mod is not None and target.startswith("sm_"):
+                check_parameter_space(self.__name__, self.params, key)
             if mod is not None:
                 ck._attach(self._native_compile(mod, text, target))
         self.compile_count += 1

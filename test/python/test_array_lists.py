@@ -85,6 +85,14 @@ def test_bid_index_selects_each_array(dev, rng):
     assert_close(dev.get(out), np.stack(xs))
 
 
+@numerics
+def test_cutile_launch_form(dev, rng):
+    xs = [_randn(rng, 64) for _ in range(2)]
+    out = dev.poisoned(64, np.float32)
+    ct.launch(None, (2,), sum_loop_index, ([dev.put(x) for x in xs], out, 32))
+    assert_close(dev.get(out), xs[0].astype(np.float64) + xs[1])
+
+
 def test_ir_is_one_argument_per_array_and_a_select_per_runtime_index():
     xs = [np.zeros(64, np.float32) for _ in range(3)]
     ir = trace(sum_loop_index, xs, np.zeros(64, np.float32), T=32)
@@ -362,3 +370,18 @@ def test_negative_constant_index_is_python_s():
     def last(arrays, out):
         ct.store(out, (0,), ct.load(arrays[-1], (0,), (16,)))
     assert "tile.load %arrays.2[" in trace(last, xs, np.zeros(16, np.float32))
+
+
+@pytest.mark.parametrize("launcher", ["python"])
+def test_lists_too_long_for_cuda_parameters(monkeypatch, launcher):
+    from tilehelp import fake_tile
+    ft = fake_tile(monkeypatch, launcher)
+    ft.gpus = 1  # a CUDA backend: a kernel's parameters take at most 4352 bytes
+    k = ct.kernel(grouped_matmul.fn)
+    mats = lambda n: [np.zeros((64, 64), np.float32)] * n  # noqa: E731
+    k.compile(mats(36), mats(36), mats(36), 132, 64, 64, 64)  # 108 arrays: 4320 bytes
+    assert len(ft.compiled) == 1 and ft.compiled[0].target.startswith("sm_")
+    with pytest.raises(ct.TileTypeError, match=r"arguments take 4400 bytes, more than the "
+                       r"4352 bytes.*'As' \(37 arrays, 1480 bytes\)") as e:
+        k.compile(mats(37), mats(37), mats(36), 132, 64, 64, 64)
+    assert e.value.kernel == "grouped_matmul" and e.value.filename == __file__
