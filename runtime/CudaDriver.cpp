@@ -84,6 +84,8 @@ void CudaDriver::load() {
   resolveOptional(table.cuEventDestroy, "cuEventDestroy_v2");
   if (!table.cuEventDestroy)
     resolveOptional(table.cuEventDestroy, "cuEventDestroy");
+  // Programmatic dependent launches (sm_90).
+  resolveOptional(table.cuLaunchKernelEx, "cuLaunchKernelEx");
   // Timing flushes L2 with a scratch buffer (kept for the process).
   resolveOptional(table.cuMemAlloc, "cuMemAlloc_v2");
   resolveOptional(table.cuMemsetD32Async, "cuMemsetD32Async");

@@ -64,6 +64,8 @@ struct CudaApiTable {
   cu::CUresult (*cuEventSynchronize)(cu::CUevent);
   cu::CUresult (*cuEventElapsedTime)(float *, cu::CUevent, cu::CUevent);
   cu::CUresult (*cuEventDestroy)(cu::CUevent);
+  cu::CUresult (*cuLaunchKernelEx)(const cu::CUlaunchConfig *, cu::CUfunction,
+                                   void **, void **);
   cu::CUresult (*cuMemAlloc)(cu::CUdeviceptr *, size_t);
   cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr, unsigned, size_t,
                                    cu::CUstream);

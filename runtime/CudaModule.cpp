@@ -103,12 +103,31 @@ bool CudaModule::launchImpl(const LaunchConfig &config, CUstream stream,
   if (!fn)
     fn = function(ctx);
   ScopedContext scope(driver, ctx, current);
-  CUresult r = cu.cuLaunchKernel(
-      fn, config.grid[0], config.grid[1], config.grid[2], config.block[0],
-      config.block[1], config.block[2], config.sharedMem, stream, params,
-      nullptr);
+  CUresult r;
+  if (config.programmaticDependentLaunch) {
+    driver.require(reinterpret_cast<const void *>(cu.cuLaunchKernelEx),
+                   "cuLaunchKernelEx");
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig ex{config.grid[0],
+                      config.grid[1],
+                      config.grid[2],
+                      config.block[0],
+                      config.block[1],
+                      config.block[2],
+                      config.sharedMem,
+                      stream,
+                      &attr,
+                      1};
+    r = cu.cuLaunchKernelEx(&ex, fn, params, nullptr);
+  } else {
+    r = cu.cuLaunchKernel(fn, config.grid[0], config.grid[1], config.grid[2],
+                          config.block[0], config.block[1], config.block[2],
+                          config.sharedMem, stream, params, nullptr);
+  }
   if (r != CUDA_SUCCESS)
-    throw CudaError(r, "launching kernel '" + kernelName + "' failed: " +
-                           driver.describe(r));
+    throw CudaError(r, "launching kernel '" + kernelName +
+                           "' failed: " + driver.describe(r));
   return true;
 }

@@ -21,6 +21,10 @@ struct LaunchConfig {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{128, 1, 1};
   unsigned sharedMem = 0; // dynamic shared memory, bytes
+  /// The launch may start before the previous kernel on its stream ends
+  /// (cuLaunchKernelEx with programmatic stream serialization): the kernel
+  /// waits for it in griddepcontrol.wait. sm_90 and newer.
+  bool programmaticDependentLaunch = false;
 };
 
 class CudaModule {

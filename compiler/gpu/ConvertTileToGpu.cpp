@@ -186,6 +186,7 @@ struct ConvertTileToGpuPass
     populateTileToGpuShapePatterns(converter, patterns, state);
     populateTileToGpuMmaPatterns(converter, patterns, state);
     populateTileToGpuDebugPatterns(converter, patterns, state);
+    populateTileToGpuLaunchOrderPatterns(converter, patterns, state);
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
     placeRings(gpuModule, state);

@@ -216,6 +216,12 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
 
   if (failed(verifyInlineAsmReferences(gpuModule)))
     return failure();
+  // Before sm_90 every launch waits for its predecessor: griddepcontrol
+  // (which ptxas refuses there) has nothing to do.
+  unsigned version = 0;
+  if (!StringRef(options.chip).drop_front(3).consumeInteger(10, version) &&
+      version < 90)
+    gpuModule.walk([](NVVM::GriddepcontrolOp op) { op.erase(); });
   llvm::LLVMContext llvmContext;
   // Errors the backend reports (an inline asm constraint it cannot meet,
   // ...) would exit the process without a handler: collected instead.

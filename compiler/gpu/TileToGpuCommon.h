@@ -223,6 +223,9 @@ void populateTileToGpuMmaPatterns(TypeConverter &converter,
 void populateTileToGpuDebugPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     GpuLoweringState &state);
+void populateTileToGpuLaunchOrderPatterns(TypeConverter &converter,
+                                          RewritePatternSet &patterns,
+                                          GpuLoweringState &state);
 
 } // namespace mlir::tile
 

@@ -22,6 +22,18 @@ def Tile_AtomicKindAttr : EnumAttr<Tile_Dialect, Tile_AtomicKind, "atomic_kind">
   let assemblyFormat = "$value";
 }
 
+def Tile_GridDependencyAction : I32EnumAttr<"GridDependencyAction",
+    "programmatic dependent launch: what a kernel tells the grid scheduler", [
+    I32EnumAttrCase<"wait", 0>, I32EnumAttrCase<"launch_dependents", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::tile";
+}
+
+def Tile_GridDependencyActionAttr
+    : EnumAttr<Tile_Dialect, Tile_GridDependencyAction, "grid_dependency_action"> {
+  let assemblyFormat = "$value";
+}
+
 // cuTile's memory model. Absent attributes mean the defaults: weak (plain
 // accesses, no scope) for loads and stores, acq_rel at device scope for
 // atomics.

@@ -398,6 +398,26 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
 }
 
 //===----------------------------------------------------------------------===//
+// Launch ordering
+//===----------------------------------------------------------------------===//
+
+def Tile_GridDependencyControlOp : Tile_Op<"grid_dependency_control",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "programmatic dependent launch: wait for, or release, a grid";
+  let description = [{
+    `wait`: blocks until the grid this one was launched after (as a
+    programmatic dependent launch) has completed and its memory is visible;
+    immediately true for a plain launch. `launch_dependents`: lets the next
+    programmatic dependent launch on the stream start before this grid ends.
+    cuTile's `grid_dependency_control_wait` / `_launch_dependents`; PTX
+    `griddepcontrol` on sm_90, nothing on the CPU (launches run in order).
+    Memory effects keep loads after a wait and stores before a release.
+  }];
+  let arguments = (ins Tile_GridDependencyActionAttr:$action);
+  let assemblyFormat = "$action attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
 // Debugging
 //===----------------------------------------------------------------------===//
 

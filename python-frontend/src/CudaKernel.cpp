@@ -59,6 +59,18 @@ public:
 
   void launchValues(const std::array<int64_t, 3> &grid, PyObject *const *args,
                     size_t n, uintptr_t stream) override {
+    launchWith(grid, args, n, stream, /*dependent=*/false);
+  }
+
+  void launchDependent(const std::array<int64_t, 3> &grid,
+                       const py::tuple &args, uintptr_t stream) override {
+    launchWith(grid, &PyTuple_GET_ITEM(args.ptr(), 0), size_t(args.size()),
+               stream, /*dependent=*/true);
+  }
+
+private:
+  void launchWith(const std::array<int64_t, 3> &grid, PyObject *const *args,
+                  size_t n, uintptr_t stream, bool dependent) {
     if (n != plan.size())
       throw LaunchError{"kernel '" + name + "' takes " +
                         std::to_string(plan.size()) +
@@ -71,6 +83,7 @@ public:
       config.grid[d] = unsigned(grid[d]);
     config.block = {unsigned(32 * numWarps), 1, 1};
     config.sharedMem = unsigned(sharedMem);
+    config.programmaticDependentLaunch = dependent;
 
     rt::PackedArgs packed(plan);
     try {
@@ -94,7 +107,6 @@ public:
     }
   }
 
-private:
   void pack(rt::PackedArgs &packed, size_t i, PyObject *value) {
     // Exact ints first: pointers, extents and strides are most values, and
     // PyFloat_Check on an int walks the type's bases.

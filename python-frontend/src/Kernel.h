@@ -45,6 +45,15 @@ public:
   virtual void launchValues(const std::array<int64_t, 3> &grid,
                             PyObject *const *args, size_t n, uintptr_t stream);
 
+  /// launch() as a programmatic dependent launch: the kernel may start
+  /// before the previous one on `stream` ends, and waits for it in
+  /// tile.grid_dependency_control_wait (CUDA sm_90). Where launches run one
+  /// after another anyway (the CPU), a plain launch.
+  virtual void launchDependent(const std::array<int64_t, 3> &grid,
+                               const py::tuple &args, uintptr_t stream) {
+    launch(grid, args, stream);
+  }
+
   /// `Kernel.asm`: every text stage, then the binary ones as bytes.
   py::dict asmDict() const;
 

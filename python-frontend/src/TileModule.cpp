@@ -261,6 +261,15 @@ PYBIND11_MODULE(_tile, m) {
             k.launch(grid, args, stream);
           },
           py::arg("grid"), py::arg("args"), py::arg("stream") = 0)
+      .def(
+          "launch_dependent",
+          [](Kernel &k, const std::array<int64_t, 3> &grid,
+             const py::tuple &args, uintptr_t stream) {
+            k.launchDependent(grid, args, stream);
+          },
+          py::arg("grid"), py::arg("args"), py::arg("stream") = 0,
+          "launch() as a programmatic dependent launch (CUDA: "
+          "cuLaunchKernelEx with programmatic stream serialization)")
       .def_property_readonly(
           "fast_launch",
           [](py::object self) {

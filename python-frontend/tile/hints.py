@@ -161,18 +161,27 @@ def _in_kernel(name):
                             location=user_location())
 
 
+def _grid_dependency_control(name, action):
+    _in_kernel(name)
+    ir.builder(f"tile.{name}").emit(f"tile.grid_dependency_control {action}", nres=0)
+
+
 def grid_dependency_control_wait():
-    """Waits for the kernel this one programmatically depends on. tile
-    launches every kernel in stream order (no programmatic dependent
-    launch), so the predecessor has finished and its writes are visible
-    before this kernel starts: the wait is satisfied on every target."""
-    _in_kernel("grid_dependency_control_wait")
+    """Waits until the kernel this one was launched after, as a programmatic
+    dependent launch (`tile.launch(..., programmatic_dependent_launch=True)`),
+    has finished and its writes are visible; at once after a plain launch.
+    PTX griddepcontrol.wait on sm_90; nothing where launches run in order
+    (the CPU, sm_80)."""
+    _grid_dependency_control("grid_dependency_control_wait", "wait")
 
 
 def grid_dependency_control_launch_dependents():
-    """Lets a dependent kernel start early: a scheduling hint, which stream
-    ordered launches (tile's) do not need; it does nothing."""
-    _in_kernel("grid_dependency_control_launch_dependents")
+    """Lets the next programmatic dependent launch on the stream start
+    before this kernel ends (its prologue overlaps this kernel's tail); the
+    dependent kernel's wait still sees all of this kernel's writes. PTX
+    griddepcontrol.launch_dependents on sm_90; nothing elsewhere."""
+    _grid_dependency_control("grid_dependency_control_launch_dependents",
+                             "launch_dependents")
 
 
 def run_with_timeout(compile_fn, seconds):

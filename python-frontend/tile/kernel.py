@@ -119,7 +119,9 @@ def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stre
     """`tile.launch(kernel, grid, *args, stream=None)` == `kernel[grid](*args)`,
     or cuTile's `tile.launch(stream, grid, kernel, args)` (args a tuple): a
     first argument that is a kernel selects tile's form. Launches are stream
-    ordered; `programmatic_dependent_launch` is checked and ignored."""
+    ordered; with `programmatic_dependent_launch=True` (CUDA, sm_90) the
+    kernel may start before the previous one on the stream ends, and waits
+    for it in `tile.grid_dependency_control_wait()` (see _dependent)."""
     if programmatic_dependent_launch.__class__ is not bool:
         raise TileTypeError("tile.launch: programmatic_dependent_launch must be True or "
                             f"False, got {programmatic_dependent_launch!r}",
@@ -130,6 +132,8 @@ def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stre
         if grid is _MISSING:
             raise TileTypeError("tile.launch(kernel, grid, *args): missing the grid",
                                 kernel=kern.__name__, location=user_location())
+        if programmatic_dependent_launch:
+            kern = kern._dependent()
         return kern[grid](*rest, stream=stream, **kwargs)
     if len(args) != 4 or kwargs or stream is not None:
         raise TileTypeError(
@@ -146,6 +150,8 @@ def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stre
         raise TileTypeError("tile.launch(stream, grid, kernel, args): args must be a tuple, "
                             f"got a {type(kernel_args).__name__}", "e.g. (x, y, out)",
                             kernel=kern.__name__, location=user_location())
+    if programmatic_dependent_launch:
+        kern = kern._dependent()
     return kern[grid](*kernel_args, stream=stream)
 
 
@@ -273,6 +279,9 @@ class CompiledKernel:
         self.num_warps = getattr(binary, "num_warps", self.num_warps)
         self.shared_mem = getattr(binary, "shared_mem", 0)
         self._launch = getattr(binary, "fast_launch", None) or binary.launch
+        if getattr(self.kernel, "_launches_dependent", False) and \
+                hasattr(binary, "launch_dependent"):
+            self._launch = binary.launch_dependent
 
     def _no_binary(self, grid, args, stream):
         _backend.require(f"launching kernel '{self.name}'")
@@ -423,6 +432,20 @@ class Kernel:
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
                       backend=own.get("backend", self.backend), num_stages=num_stages,
                       **merged)
+
+    def _dependent(self):
+        """The same kernel launched as a programmatic dependent launch: its
+        own specializations (binaries are shared through the compile memo),
+        whose launch is `launch_dependent` (cuLaunchKernelEx with
+        programmatic stream serialization; a plain launch on the CPU)."""
+        with self._first_call_lock:
+            dep = self.__dict__.get("_dependent_kernel")
+            if dep is None:
+                dep = Kernel(self.fn, num_warps=self.num_warps, backend=self.backend,
+                             num_stages=self.num_stages, **self.hints)
+                dep._launches_dependent = True
+                self._dependent_kernel = dep
+        return dep
 
     # -- tracing and compiling -------------------------------------------
     def _def_location(self):

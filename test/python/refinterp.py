@@ -366,7 +366,7 @@ class Interp:
             vals = rest.split(":")[0]
             env["__yield"] = [v(s) for s in vals.split(",")] if vals.strip() else []
             return _YIELD
-        if name in ("return", "tile.print", "tile.assert"):
+        if name in ("return", "tile.print", "tile.assert", "tile.grid_dependency_control"):
             return None
         raise NotImplementedError(f"reference interpreter: {name}")
 
