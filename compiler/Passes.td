@@ -37,7 +37,12 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     are loaded in the loop body gets a warpgroup tiling instead when its
     shape allows one (warps a multiple of 4 along M, M a multiple of
     16 x warps, N a multiple of 64 up to 256, K a multiple of 64 or 32):
-    `wgmma.mma_async.m64nNk16` from 128-byte swizzled shared memory.
+    `wgmma.mma_async.m64nNk16` from 128-byte swizzled shared memory. An
+    fp8 mma the frontend widened to f16 (`arith.extf` of both operands) is
+    narrowed back to fp8 when wgmma can read both operands K-major from the
+    ring (A a row-major [m][k] block, B the transpose of a row-major [n][k]
+    one, K a multiple of 128 bytes or 64): `wgmma.mma_async.m64nNk32` with
+    e4m3/e5m2 operands; otherwise it stays widened (exact either way).
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
 
     Reductions into loops: a `tile.reduce` along an axis longer than

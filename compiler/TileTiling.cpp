@@ -183,8 +183,8 @@ LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
       if (permuted || permute.getPerm().size() != 2)
         return {};
       permuted = true;
-    } else if (!isa<ReshapeOp>(def)) {
-      return {};
+    } else if (!isa<ReshapeOp, arith::BitcastOp>(def)) {
+      return {}; // a bitcast keeps the bytes (u8 codes viewed as fp8)
     }
     if (chain)
       chain->push_back(def);
@@ -193,28 +193,76 @@ LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
   return {};
 }
 
+static bool isFp8(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
 /// Whether a warpgroup mma streams A through the cp.async ring (matmul)
 /// rather than taking it from registers (Q, or P from the chained mma).
 static bool readsAFromRing(MmaOp op, bool chained) {
+  if (isFp8(getElementTypeOrSelf(op.getA().getType())))
+    return !chained; // only wgmma from the ring takes fp8 (streamsFp8KMajor)
   auto aLoad = op.getA().getDefiningOp<LoadOp>();
   return aLoad && aLoad->getBlock() == op->getBlock() && !aLoad.getOrder() &&
          !chained;
+}
+
+/// Whether `load`'s block can be copied in 16-byte cp.async pieces as far
+/// as its array tells (TileToGpuPrefetch.cpp checks the thread layout too).
+static bool copiesWholeRows(LoadOp load) {
+  auto array = cast<ArrayType>(load.getArray().getType());
+  unsigned rank = array.getRank();
+  int64_t extent = array.getShape()[rank - 1];
+  int64_t div =
+      ShapedType::isDynamic(extent) ? array.getDivisibility() : extent;
+  auto pad = dyn_cast_or_null<FloatAttr>(load.getPaddingAttr());
+  return rank == 2 && array.getStrides()[1] == 1 &&
+         array.getAlignment() % 16 == 0 && div % 16 == 0 &&
+         (!load.getPaddingAttr() || (pad && pad.getValue().isZero())) &&
+         getMemoryOrder(load) == MemoryOrder::weak;
+}
+
+bool mlir::tile::streamsFp8KMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
+                                  SmallVectorImpl<Operation *> *aChain,
+                                  SmallVectorImpl<Operation *> *bChain) {
+  bool aTransposed = true, bTransposed = false;
+  LoadOp a =
+      findLoadThroughView(op.getA(), op->getBlock(), aChain, &aTransposed);
+  LoadOp b =
+      findLoadThroughView(op.getB(), op->getBlock(), bChain, &bTransposed);
+  if (!a || !b || a == b || aTransposed || !bTransposed ||
+      !copiesWholeRows(a) || !copiesWholeRows(b))
+    return false;
+  if (aLoad)
+    *aLoad = a;
+  if (bLoad)
+    *bLoad = b;
+  return true;
 }
 
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                                 bool chained) {
   auto a = cast<RankedTensorType>(op.getA().getType());
   auto c = cast<RankedTensorType>(op.getType());
-  if (a.getRank() != 2 ||
-      !(a.getElementType().isF16() || a.getElementType().isBF16()) ||
+  Type in = a.getElementType();
+  bool fp8 = isFp8(in);
+  if (a.getRank() != 2 || !(in.isF16() || in.isBF16() || fp8) ||
       !c.getElementType().isF32())
     return {};
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
+  int64_t kBytes = k * (fp8 ? 1 : 2);
   // K: whole 128-byte swizzle panels, or one 64-byte panel (K = 32) for A
   // in shared memory; K^T's rows (attention) are 128-byte panels.
   if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 ||
-      (k % 64 && (chained || k != 32)))
+      (kBytes % 128 && (chained || kBytes != 64)))
     return {};
+  // fp8 wgmma: 32 of K per instruction, both operands K-major in the ring.
+  if (fp8) {
+    if (chained || !isa<scf::ForOp>(op->getParentOp()) || !streamsFp8KMajor(op))
+      return {};
+    return MmaTilingAttr::get(op.getContext(), {numWarps, 1}, {m / numWarps, n},
+                              {64, n, 32});
+  }
   // The operands must be able to stream through the cp.async ring
   // (TileToGpuPrefetch.cpp): B loaded in the body of the loop around the
   // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
@@ -468,6 +516,34 @@ void tileMmaK(MmaOp mma, int64_t maxK, int64_t maxChunk) {
   eraseDeadChain(*bChain);
 }
 
+/// mma(extf(a), extf(b)) of fp8 a and b widened to f16 (the frontend's
+/// exact f16 form) -> mma(a, b); false, unchanged, when it is not one.
+bool narrowWidenedFp8(MmaOp mma) {
+  auto aExt = mma.getA().getDefiningOp<arith::ExtFOp>();
+  auto bExt = mma.getB().getDefiningOp<arith::ExtFOp>();
+  if (!aExt || !bExt || aExt == bExt || !aExt->hasOneUse() ||
+      !bExt->hasOneUse())
+    return false;
+  Type in = getElementTypeOrSelf(aExt.getIn().getType());
+  if (!isFp8(in) || getElementTypeOrSelf(bExt.getIn().getType()) != in)
+    return false;
+  mma.getAMutable().assign(aExt.getIn());
+  mma.getBMutable().assign(bExt.getIn());
+  aExt->erase();
+  bExt->erase();
+  return true;
+}
+
+/// Undoes narrowWidenedFp8: the operands widened to f16 again.
+void widenFp8(MmaOp mma) {
+  OpBuilder b(mma);
+  for (OpOperand *operand : {&mma.getAMutable(), &mma.getBMutable()}) {
+    auto type = cast<RankedTensorType>(operand->get().getType());
+    operand->set(arith::ExtFOp::create(
+        b, mma.getLoc(), type.clone(b.getF16Type()), operand->get()));
+  }
+}
+
 struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
   using TileTilingBase::TileTilingBase;
 
@@ -513,13 +589,22 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     llvm::DenseMap<Operation *, MmaTilingAttr> warpgroup;
     if (warpgroupMma) {
       llvm::DenseSet<Operation *> mixed;
-      module.walk([&](MmaOp mma) {
-        if (MmaTilingAttr t =
-                getWarpgroupMmaTiling(mma, warps, chained.contains(mma)))
+      SmallVector<MmaOp> mmas, narrowed;
+      module.walk([&](MmaOp mma) { mmas.push_back(mma); });
+      for (MmaOp mma : mmas) {
+        // Widened fp8 operands that can stream K-major: fp8 wgmma.
+        bool fp8 = !chained.contains(mma) && narrowWidenedFp8(mma);
+        MmaTilingAttr t =
+            getWarpgroupMmaTiling(mma, warps, chained.contains(mma));
+        if (fp8 && !t)
+          widenFp8(mma);
+        else if (fp8)
+          narrowed.push_back(mma);
+        if (t)
           warpgroup[mma] = t;
         else if (!mma.getTensorCoreShape().empty())
           mixed.insert(mma->getParentOp());
-      });
+      }
       for (auto it = warpgroup.begin(); it != warpgroup.end();) {
         auto cur = it++;
         if (mixed.contains(cur->first->getParentOp()))
@@ -540,6 +625,9 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
             warpgroup.erase(cur);
         }
       }
+      for (MmaOp mma : narrowed)
+        if (!warpgroup.count(mma))
+          widenFp8(mma);
     }
     module.walk([&](MmaOp mma) {
       // A tiling for this warp count stays (resuming, hand-written IR).

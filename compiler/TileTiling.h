@@ -53,6 +53,15 @@ LoadOp findLoadThroughView(Value v, Block *block,
                            SmallVectorImpl<Operation *> *chain = nullptr,
                            bool *transposed = nullptr);
 
+/// Whether fp8 mma `op` can read both operands K-major from the cp.async
+/// ring: A a row-major [m][k] block, B the transpose of a row-major [n][k]
+/// one (through bitcasts), from 16-byte-copyable arrays. Sets the loads
+/// and the view ops from each operand down to its load.
+bool streamsFp8KMajor(MmaOp op, LoadOp *aLoad = nullptr,
+                      LoadOp *bLoad = nullptr,
+                      SmallVectorImpl<Operation *> *aChain = nullptr,
+                      SmallVectorImpl<Operation *> *bChain = nullptr);
+
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.
 /// `chained`: A is another mma's result (registers).

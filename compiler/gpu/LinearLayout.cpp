@@ -257,5 +257,9 @@ MmaKind mlir::tile::getMmaKind(MmaOp op) {
     return MmaKind::F16;
   if (in.isBF16())
     return MmaKind::BF16;
+  if (isa<Float8E4M3FNType>(in))
+    return MmaKind::F8E4M3;
+  if (isa<Float8E5M2Type>(in))
+    return MmaKind::F8E5M2;
   return in.isF32() ? MmaKind::TF32 : MmaKind::I8;
 }

@@ -75,7 +75,7 @@ MmaLayoutAttr getMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
                            int numWarps, bool rowsOnly = false);
 
 /// How a tile.mma is computed on the GPU.
-enum class MmaKind { Fma, F16, BF16, TF32, I8 };
+enum class MmaKind { Fma, F16, BF16, TF32, I8, F8E4M3, F8E5M2 };
 MmaKind getMmaKind(MmaOp op);
 
 } // namespace mlir::tile

@@ -85,6 +85,12 @@ struct MmaPattern : StatefulPattern<MmaOp> {
         tiling && tiling.isWarpgroup() && ring && ring[2] >= 0)
       return lowerWarpgroupMma(op, adaptor.getAcc(), ring.asArrayRef(),
                                rewriter, *getTypeConverter(), state);
+    // fp8 runs only as wgmma from the ring (tile-tiling narrows the f16
+    // mma of widened fp8 operands only where that path applies).
+    if (kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2)
+      return op.emitOpError()
+             << "with fp8 operands needs the sm_90 warpgroup path (A and B "
+                "K-major in the cp.async ring); widen them to f16 otherwise";
     if (kind != MmaKind::Fma && isa<MmaLayoutAttr>(accType.getEncoding()))
       return lowerTensorCore(op, adaptor, rewriter, kind);
     return lowerFma(op, adaptor, rewriter);

@@ -11,11 +11,11 @@
 // loads move in front of the loop.
 //
 // AsyncCopy (a matmul-shaped loop: one f16/bf16 mma whose A and B are
-// 16-byte-vectorizable loads): a ring of S shared-memory slots. The
-// prologue copies iterations 0..S-2 with cp.async; iteration i waits for
-// its slot (cp.async.wait_group S-2), passes one barrier (which also
-// retires iteration i-1's reads of the slot about to be refilled), copies
-// iteration i+S-1, and runs the mma on slot i % S.
+// 16-byte-vectorizable loads, or an fp8 wgmma of A and B^T blocks): a ring
+// of S shared-memory slots. The prologue copies iterations 0..S-2 with
+// cp.async; iteration i waits for its slot (cp.async.wait_group S-2), passes
+// one barrier (which also retires iteration i-1's reads of the slot about to be
+// refilled), copies iteration i+S-1, and runs the mma on slot i % S.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/TileTiling.h"
@@ -223,10 +223,22 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
     return false;
   MmaOp mma = mmas.front();
   MmaKind kind = getMmaKind(mma);
-  if (kind != MmaKind::F16 && kind != MmaKind::BF16)
+  MmaTilingAttr tiling = mma.getTilingAttr();
+  bool warpgroup = tiling && tiling.isWarpgroup();
+  // fp8 (wgmma only): A [m][k] and B^T [n][k] blocks, both K-major, read
+  // through bitcasts and B's transpose (streamsFp8KMajor).
+  bool fp8 = kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2;
+  if (kind != MmaKind::F16 && kind != MmaKind::BF16 && !(fp8 && warpgroup))
     return false;
-  auto aLoad = mma.getA().getDefiningOp<LoadOp>();
-  auto bLoad = mma.getB().getDefiningOp<LoadOp>();
+  LoadOp aLoad, bLoad;
+  SmallVector<Operation *> views;
+  if (fp8) {
+    if (!streamsFp8KMajor(mma, &aLoad, &bLoad, &views, &views))
+      return false;
+  } else {
+    aLoad = mma.getA().getDefiningOp<LoadOp>();
+    bLoad = mma.getB().getDefiningOp<LoadOp>();
+  }
   if (!aLoad || !bLoad || aLoad == bLoad || aLoad->getBlock() != body ||
       bLoad->getBlock() != body || !mma.getA().hasOneUse() ||
       !mma.getB().hasOneUse() || !copiesIn16Bytes(aLoad) ||
@@ -245,12 +257,12 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
           n = bType.getDimSize(1);
   int64_t eb = storageBytes(aType.getElementType());
   MmaSmemLayout l = getMmaSmemLayout(m, n, k, eb, /*bTransposed=*/false);
-  // wgmma reads 128-byte swizzled panels (no padding): A [m][k], B [k][n].
-  MmaTilingAttr tiling = mma.getTilingAttr();
-  bool warpgroup = tiling && tiling.isWarpgroup();
-  // A's rows are K long: 128-byte panels, or 64-byte ones for K = 32 f16.
-  int64_t bSwizzle = warpgroup ? 128 : 0;
+  // wgmma reads 128-byte swizzled panels (no padding): A [m][k], B [k][n]
+  // (fp8: B^T [n][k]).
+  // A's rows are K long: 128-byte panels, or 64-byte ones for K = 32 f16
+  // (and fp8 B^T's rows likewise).
   int64_t aSwizzle = warpgroup ? warpgroupSwizzle(k * eb) : 0;
+  int64_t bSwizzle = !warpgroup ? 0 : fp8 ? aSwizzle : 128;
   if (warpgroup) {
     l.aBytes = m * k * eb;
     l.bBytes = k * n * eb;
@@ -282,13 +294,26 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
              mark(bv, l.aBytes, l.bStride, ahead, slot, bSwizzle);
              NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
            });
-  // The mma reads the ring; its operands only keep the IR typed.
-  mma.getAMutable().assign(a);
-  mma.getBMutable().assign(bv);
+  // The mma reads the ring; its operands only keep the IR typed (zero
+  // tiles where the copies have other types: fp8's views).
+  auto typed = [&](Value copy, Value operand) -> Value {
+    if (copy.getType() == operand.getType())
+      return copy;
+    OpBuilder b(mma);
+    auto type = cast<RankedTensorType>(operand.getType());
+    return arith::ConstantOp::create(
+        b, mma.getLoc(),
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+  };
+  mma.getAMutable().assign(typed(a, mma.getA()));
+  mma.getBMutable().assign(typed(bv, mma.getB()));
+  // [stages, slot bytes, A's offset, B's offset, B K-major, awaited].
   SmallVector<int64_t> ring = {stages, slotBytes, 0, l.aBytes};
-  if (warpgroup && !lag)
-    ring.append({0, 1});
+  if (warpgroup && (!lag || fp8))
+    ring.append({fp8 ? 1 : 0, lag ? 0 : 1});
   mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(ctx, ring));
+  for (Operation *op : views)
+    op->erase();
   aLoad.erase();
   bLoad.erase();
   return true;
@@ -453,16 +478,36 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
   return success();
 }
 
+/// An fp8 mma that tile-tiling narrowed but that got no ring (pipelining
+/// off or by registers, a loop that also stores, ...): its operands widened
+/// to f16 again (exact), the warpgroup tiling run as mma.sync.
+void widenUnstreamedFp8(MmaOp mma) {
+  MmaKind kind = getMmaKind(mma);
+  if ((kind != MmaKind::F8E4M3 && kind != MmaKind::F8E5M2) ||
+      mma->hasAttr(kAsyncMmaAttr))
+    return;
+  OpBuilder b(mma);
+  for (OpOperand *operand : {&mma.getAMutable(), &mma.getBMutable()}) {
+    auto type = cast<RankedTensorType>(operand->get().getType());
+    operand->set(arith::ExtFOp::create(
+        b, mma.getLoc(), type.clone(b.getF16Type()), operand->get()));
+  }
+  if (MmaTilingAttr t = mma.getTilingAttr())
+    mma.setTilingAttr(MmaTilingAttr::get(
+        mma.getContext(), t.getWarps(), t.getWarpTile(),
+        {t.getInstr()[0], t.getInstr()[1], t.getInstr()[2] / 2}));
+}
+
 } // namespace
 
 LogicalResult mlir::tile::prefetchMmaLoads(Operation *root, MmaPipelining mode,
                                            int64_t numStages) {
-  if (mode == MmaPipelining::Off)
-    return success();
   SmallVector<scf::ForOp> loops;
-  root->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
+  if (mode != MmaPipelining::Off)
+    root->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
   for (scf::ForOp forOp : loops)
     if (failed(prefetchLoop(forOp, mode, numStages)))
       return failure();
+  root->walk([](MmaOp mma) { widenUnstreamedFp8(mma); });
   return success();
 }

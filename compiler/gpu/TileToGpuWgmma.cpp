@@ -4,8 +4,9 @@
 // 128-byte swizzled panels (TileToGpuPrefetch.cpp) becomes, per iteration:
 //
 //   wgmma.fence
-//   wgmma.mma_async.m64nNk16 per 16 of K and per 64-row block of the
-//     warpgroup, operands read through shared-memory descriptors
+//   wgmma.mma_async.m64nNk16 per 16 of K (m64nNk32 per 32 for fp8) and
+//     per 64-row block of the warpgroup, operands read through
+//     shared-memory descriptors (fp8: B K-major, as A)
 //   wgmma.commit_group; wgmma.wait_group 1
 //
 // so one iteration's wgmmas run while the next iteration waits for its
@@ -290,11 +291,14 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
                        arith::AddIOp::create(rewriter, loc, slotAddr,
                                              constI32(rewriter, loc, aOffset)),
                        16, 8 * aSwizzle, aSwizzle);
-  Value bDesc =
-      matrixDescriptor(rewriter, loc,
-                       arith::AddIOp::create(rewriter, loc, slotAddr,
-                                             constI32(rewriter, loc, bOffset)),
-                       k * 128, 1024);
+  // fp8 B^T: K-major [n][k] panels as A's (n rows each).
+  bool bKMajor = w->bKMajor;
+  int64_t bSwizzle = bKMajor ? aSwizzle : 128, bWidth = bSwizzle / eb;
+  Value bAddr = arith::AddIOp::create(rewriter, loc, slotAddr,
+                                      constI32(rewriter, loc, bOffset));
+  Value bDesc = bKMajor ? matrixDescriptor(rewriter, loc, bAddr, 16,
+                                           8 * bSwizzle, bSwizzle)
+                        : matrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
   // The warpgroup's first row: 64 rows of aSwizzle bytes per group.
   Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
                                        constI32(rewriter, loc, 4));
@@ -321,23 +325,31 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
     blockAcc.push_back(s);
   }
 
-  NVVM::WGMMATypes type =
-      w->inType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  Type in = w->inType;
+  NVVM::WGMMATypes type = in.isBF16()                 ? NVVM::WGMMATypes::bf16
+                          : isa<Float8E4M3FNType>(in) ? NVVM::WGMMATypes::e4m3
+                          : isa<Float8E5M2Type>(in)   ? NVVM::WGMMATypes::e5m2
+                                                      : NVVM::WGMMATypes::f16;
+  // 32 bytes of K per instruction: k16 for 16-bit types, k32 for fp8.
+  int64_t kStep = 32 / eb;
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-  for (int64_t kk = 0; kk < k; kk += 16) {
+  for (int64_t kk = 0; kk < k; kk += kStep) {
     // K step kk: panel kk / 64 of A, 32 bytes per 16 columns within it;
-    // rows kk.. of every B panel.
+    // rows kk.. of every B panel (K-major B: as A).
     int64_t aK = kk / aWidth * m * aSwizzle + kk % aWidth * eb;
-    Value b = advance(rewriter, loc, bDesc, kk * 128);
+    int64_t bK =
+        bKMajor ? kk / bWidth * n * bSwizzle + kk % bWidth * eb : kk * 128;
+    Value b = advance(rewriter, loc, bDesc, bK);
     for (int64_t i = 0; i < int64_t(blockAcc.size()); ++i) {
       Value a =
           advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * aSwizzle);
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
-          NVVM::MMAShapeAttr::get(ctx, 64, n, 16), type, type,
+          NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
           NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row, NVVM::MMALayout::row,
+          NVVM::MMALayout::row,
+          bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/NVVM::MMAIntOverflowAttr());
     }
   }

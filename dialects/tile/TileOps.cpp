@@ -427,6 +427,8 @@ SmallVector<int64_t> MmaOp::getTensorCoreShape() {
     kStep = 8;
   else if (in.isInteger(8) && acc.isInteger(32))
     kStep = 32;
+  else if (isa<Float8E4M3FNType, Float8E5M2Type>(in) && acc.isF32())
+    kStep = 32;
   if (!kStep || m % 16 || n % 8 || k % kStep)
     return {};
   return {16, 8, kStep};
@@ -469,19 +471,25 @@ LogicalResult MmaOp::verifyWarpgroupTiling(MmaTilingAttr tiling) {
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
   ArrayRef<int64_t> warps = tiling.getWarps(), warpTile = tiling.getWarpTile(),
                     instr = tiling.getInstr();
-  if (!(in.isF16() || in.isBF16()) || !c.getElementType().isF32())
+  bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(in);
+  if (!(in.isF16() || in.isBF16() || fp8) || !c.getElementType().isF32())
     return emitOpError() << "warpgroup tiling needs f16/bf16 inputs and an "
-                            "f32 accumulator";
+                            "f32 accumulator (or fp8 inputs with it)";
   if (warps[1] != 1 || warps[0] % 4 || m % (16 * warps[0]))
     return emitOpError() << "warpgroup tiling needs warps [4w, 1] whose "
                             "16-row tiles divide M, got warps ["
                          << warps << "] for M = " << m;
-  if (instr[1] != n || n % 64 || n > 256 || (k % 64 && k != 32) ||
-      instr[2] != 16)
+  // 32 bytes of K per instruction; K in whole 128-byte panels or one
+  // 64-byte one.
+  int64_t kStep = fp8 ? 32 : 16, kBytes = k * (fp8 ? 1 : 2);
+  if (instr[1] != n || n % 64 || n > 256 || (kBytes % 128 && kBytes != 64) ||
+      instr[2] != kStep)
     return emitOpError() << "warpgroup instruction [" << instr
-                         << "] must be [64, N, 16] with N a multiple of 64 "
-                            "up to 256 and K 32 or a multiple of 64 (N = "
-                         << n << ", K = " << k << ")";
+                         << "] must be [64, N, " << kStep
+                         << "] with N a multiple of 64 up to 256 and K "
+                         << 64 / (fp8 ? 1 : 2) << " or a multiple of "
+                         << 128 / (fp8 ? 1 : 2) << " (N = " << n
+                         << ", K = " << k << ")";
   if (warpTile[0] != m / warps[0] || warpTile[1] != n)
     return emitOpError() << "warp tile [" << warpTile << "] is not what "
                          << warps[0] << " warps along M of [" << m << ", " << n

@@ -429,8 +429,10 @@ def mma(x, y, /, acc, allow_tf32=False, *, use_fast_acc=False):
             "(tfloat32) -> float32, float64 -> float64, int8 -> int32, float8 -> float32")
     if a.dtype in (D.float8_e4m3fn, D.float8_e5m2):
         # Every fp8 value is an f16 and f16 products are exact in f32, so an
-        # f16 mma with the f32 accumulator computes the fp8 product exactly
-        # (the tensor cores' f16 path; no fp8 wgmma/mma.sync lowering yet).
+        # f16 mma with the f32 accumulator computes the fp8 product exactly.
+        # On sm_90 tile-tiling narrows it back to an fp8 wgmma where both
+        # operands can stream K-major (B given transposed, N x K); the CPU
+        # and every other layout run the widened form.
         a, b = cast(a, D.float16), cast(b, D.float16)
     bld = builder("tile.mma")
     attr = " {allow_tf32}" if tf32 and a.dtype is D.float32 else ""

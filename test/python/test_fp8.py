@@ -300,3 +300,64 @@ def test_sm90_casts_and_mma(request, fmt):
     code = ptx(mma_kernel, np.zeros((64, 64), u8), np.zeros((64, 64), u8),
                np.zeros((64, 64), np.float32), BM=64, BN=64, BK=32, F=f, BT=0)
     assert f"cvt.rn.f16x2.{kind}" in code and "mma.sync.aligned.m16n8k16" in code
+
+
+# -- native fp8 wgmma on sm_90 (B given transposed, N x K: "TN") -------------
+
+# M, N, K, BM, BN, BK: 8 warps (two warpgroups) with 128-byte panels; ragged
+# M and N (zero-filled copies; sizes multiples of 16, as 16-byte copies of
+# one-byte elements need); 64-byte panels (BK = 64); one warpgroup
+# with two panels per row (BK = 256).
+TN_CASES = [
+    (256, 512, 512, 128, 256, 128),
+    (208, 272, 384, 128, 256, 128),
+    (128, 256, 256, 128, 256, 64),
+    (128, 128, 512, 64, 128, 256),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("M,N,K,BM,BN,BK", TN_CASES)
+def test_sm90_fp8_wgmma_tn(request, fmt, M, N, K, BM, BN, BK):
+    """A [M][K] and B^T [N][K] both K-major: on sm_90 the mma is
+    wgmma.m64nNk32 on the fp8 bytes in the cp.async ring (no widening);
+    B given [K][N] (N-major, which 8-bit wgmma cannot read) stays widened."""
+    mod = _gpu_module(request)
+    u8, kind = np.uint8, fmt
+
+    def ptx(bt, bk, **opts):
+        b = np.zeros((N, K) if bt else (K, N), u8)
+        return mod.compile(mma_kernel.trace(np.zeros((M, K), u8), b,
+                                            np.zeros((M, N), np.float32), BM=BM,
+                                            BN=BN, BK=bk, F=FP8[fmt], BT=bt),
+                           "sm_90", opts).asm["ptx"]
+
+    code = ptx(1, BK)
+    assert f"wgmma.mma_async.sync.aligned.m64n{BN}k32.f32.{kind}.{kind}" in code
+    assert "cvt.rn.f16x2" not in code and "mma.sync" not in code
+    # K = 32 bytes per step is less than a swizzle panel: widened.
+    assert f"cvt.rn.f16x2.{kind}x2" in ptx(1, 32)
+    assert f"cvt.rn.f16x2.{kind}x2" in ptx(0, BK)
+    # No cp.async ring (pipelining by registers or off): widened after all.
+    for pipeline in ("regs", "off"):
+        code = ptx(1, BK, mma_pipeline=pipeline)
+        assert f"cvt.rn.f16x2.{kind}x2" in code and "mma.sync.aligned.m16n8k16" in code
+
+
+@pytest.mark.parametrize("pipeline", ["async", "regs"])
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("M,N,K,BM,BN,BK", TN_CASES)
+def test_mma_fp8_tn(dev, monkeypatch, fmt, M, N, K, BM, BN, BK, pipeline):
+    """The TN fp8 matmul (torch._scaled_mm's layout) against float64 products
+    of the fp8 values: on the H200 the native wgmma path of the test above
+    (async), and its widened fallback without the ring (regs)."""
+    monkeypatch.setenv("TILE_GPU_PIPELINE", pipeline)
+    rng = np.random.default_rng(M * N + K + BK)
+    a8, a = fp8_matrix(rng, (M, K), fmt, 2.0)
+    bt8, bt = fp8_matrix(rng, (N, K), fmt, 2.0)
+    c = dev.poisoned((M, N), np.float32)
+    ct.launch(mma_kernel, ((M + BM - 1) // BM, (N + BN - 1) // BN), dev.put(a8),
+              dev.put(bt8), c, BM, BN, BK, FP8[fmt], 1)
+    want = a @ bt.T
+    scale = (np.abs(a) @ np.abs(bt.T)).max()
+    assert_close(dev.get(c), want, rtol=1e-5, atol=1e-5 * scale)
