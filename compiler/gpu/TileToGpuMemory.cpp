@@ -232,8 +232,12 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
 
 Value globalAddress(OpBuilder &b, Location loc, const ArrayParts &parts,
                     Type elemType, Value offset) {
-  return LLVM::GEPOp::create(b, loc, parts.ptr.getType(), memType(elemType),
-                             parts.ptr, ValueRange{offset});
+  // fp8 has no LLVM IR type (the translation would crash): its bytes.
+  Type mem = isa<Float8E4M3FNType, Float8E5M2Type>(elemType)
+                 ? b.getI8Type()
+                 : memType(elemType);
+  return LLVM::GEPOp::create(b, loc, parts.ptr.getType(), mem, parts.ptr,
+                             ValueRange{offset});
 }
 
 /// Walks the runs of a tile-indexed access: calls `fn(firstReg, count,

@@ -16,6 +16,10 @@
 // RUN: tile-opt %t.e5m2.mlir --tile-to-llvm-nvvm="warpgroup-mma=true" --tile-emit-ptx=output=%t.e5m2.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=E5M2 < %t.e5m2.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.e5m2.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// fp8-typed arrays (torch's fp8 tensors) address their bytes (no LLVM fp8).
+// RUN: sed -e 's/xi8/xF8/g' -e 's/F8/f8E4M3FN/g' -e 's/KK/128/g' %s > %t.arrays.mlir
+// RUN: tile-opt %t.arrays.mlir --tile-to-llvm-nvvm="warpgroup-mma=true" --tile-emit-ptx=output=%t.arrays.ptx -o /dev/null
+// RUN: FileCheck %s --check-prefix=E4M3 < %t.arrays.ptx
 // Without wgmma the widened f16 mma stays (mma.sync); without the ring
 // (pipelining by registers) the narrowed one is widened again.
 // RUN: tile-opt %t.e4m3.mlir --tile-tiling="warp-tiling=true" | FileCheck %s --check-prefix=NOWG
