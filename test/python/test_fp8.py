@@ -352,12 +352,14 @@ def test_mma_fp8_tn(dev, monkeypatch, fmt, M, N, K, BM, BN, BK, pipeline):
     of the fp8 values: on the H200 the native wgmma path of the test above
     (async), and its widened fallback without the ring (regs)."""
     monkeypatch.setenv("TILE_GPU_PIPELINE", pipeline)
+    kernel = mma_kernel.replace_hints()  # its own specializations: compiled here
     rng = np.random.default_rng(M * N + K + BK)
     a8, a = fp8_matrix(rng, (M, K), fmt, 2.0)
     bt8, bt = fp8_matrix(rng, (N, K), fmt, 2.0)
     c = dev.poisoned((M, N), np.float32)
-    ct.launch(mma_kernel, ((M + BM - 1) // BM, (N + BN - 1) // BN), dev.put(a8),
+    ct.launch(kernel, ((M + BM - 1) // BM, (N + BN - 1) // BN), dev.put(a8),
               dev.put(bt8), c, BM, BN, BK, FP8[fmt], 1)
+    assert kernel.compile_count == 1
     want = a @ bt.T
     scale = (np.abs(a) @ np.abs(bt.T)).max()
     assert_close(dev.get(c), want, rtol=1e-5, atol=1e-5 * scale)
