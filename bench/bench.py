@@ -148,6 +148,30 @@ def run_matmul(sizes):
                     relerr, flops=fl)
 
 
+def run_matmul_fp8(S=4096):
+    """fp8 e4m3 A (M x K) times B given as N x K (the layout torch._scaled_mm
+    and sm_90's fp8 wgmma take), f32 out, against torch._scaled_mm (cuBLAS)."""
+    p = f"matmul_fp8e4m3_tn_{S}"
+    fl = 2 * S ** 3
+    A = (torch.randn(S, S, device="cuda") * 0.5).to(torch.float8_e4m3fn)
+    Bt = (torch.randn(S, S, device="cuda") * 0.5).to(torch.float8_e4m3fn)
+    C = torch.empty(S, S, device="cuda", dtype=torch.float32)
+    ref = A.float() @ Bt.float().t()
+    one = torch.tensor(1.0, device="cuda")
+
+    def relerr():
+        e = ((C - ref).norm() / ref.norm()).item()
+        if e > 1e-3:
+            raise AssertionError(f"relative error {e:.3g}")
+    attempt(p, "torch", lambda: torch._scaled_mm(A, Bt.t(), scale_a=one, scale_b=one,
+                                                  out_dtype=torch.float32),
+            lambda: None, flops=fl)
+    C.fill_(float("nan"))
+    cfg = K.FP8_MATMUL_CONFIG
+    attempt(p, "tile", lambda: K.matmul_fp8_tn[(S // cfg["BM"], S // cfg["BN"])](A, Bt, C, **cfg),
+            relerr, flops=fl)
+
+
 def run_attention(shapes):
     for (Bz, H, L, D) in shapes:
         q = torch.randn(Bz, H, L, D, device="cuda", dtype=torch.float16)
@@ -337,6 +361,7 @@ def main():
         run_norms(norm_shapes)
     if want("matmul"):
         run_matmul(mm_sizes)
+        run_matmul_fp8()
     if want("attention"):
         run_attention(attn_shapes)
     if want("launch"):

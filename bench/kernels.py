@@ -253,3 +253,20 @@ MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
 ATTENTION_SPACE = tile.autotune_configs.attention(128)
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)
+
+
+# -- fp8 (issue 16): C = A @ B with B given transposed (N x K), both K-major as
+# sm_90's fp8 wgmma reads them; f32 accumulator and output.
+FP8_MATMUL_CONFIG = dict(BM=128, BN=256, BK=128)
+
+
+@tile.kernel
+def matmul_fp8_tn(a, bt, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                  BK: tile.Constant[int]):
+    pm, pn = tile.bid(0), tile.bid(1)
+    acc = tile.zeros((BM, BN), tile.float32)
+    for k in tile.range(tile.cdiv(a.shape[1], BK)):
+        at = tile.load(a, index=(pm, k), shape=(BM, BK))
+        bt_t = tile.transpose(tile.load(bt, index=(pn, k), shape=(BN, BK)))
+        acc = tile.mma(at, bt_t, acc)
+    tile.store(c, index=(pm, pn), tile=acc)
