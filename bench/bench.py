@@ -150,7 +150,8 @@ def run_matmul(sizes):
 
 def run_matmul_fp8(S=4096):
     """fp8 e4m3 A (M x K) times B given as N x K (the layout torch._scaled_mm
-    and sm_90's fp8 wgmma take), f32 out, against torch._scaled_mm (cuBLAS)."""
+    and sm_90's fp8 wgmma take), f32 out, fast accumulation on both sides,
+    against torch._scaled_mm (cuBLAS)."""
     p = f"matmul_fp8e4m3_tn_{S}"
     fl = 2 * S ** 3
     A = (torch.randn(S, S, device="cuda") * 0.5).to(torch.float8_e4m3fn)
@@ -164,7 +165,8 @@ def run_matmul_fp8(S=4096):
         if e > 1e-3:
             raise AssertionError(f"relative error {e:.3g}")
     attempt(p, "torch", lambda: torch._scaled_mm(A, Bt.t(), scale_a=one, scale_b=one,
-                                                  out_dtype=torch.float32),
+                                                  out_dtype=torch.float32,
+                                                  use_fast_accum=True),
             lambda: None, flops=fl)
     C.fill_(float("nan"))
     cfg = K.FP8_MATMUL_CONFIG

@@ -256,7 +256,8 @@ attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CA
 
 
 # -- fp8 (issue 16): C = A @ B with B given transposed (N x K), both K-major as
-# sm_90's fp8 wgmma reads them; f32 accumulator and output.
+# sm_90's fp8 wgmma reads them; f32 accumulator and output; fast accumulation
+# (the fp8 tensor cores' own, as torch._scaled_mm(use_fast_accum=True)).
 FP8_MATMUL_CONFIG = dict(BM=128, BN=256, BK=128)
 
 
@@ -268,5 +269,5 @@ def matmul_fp8_tn(a, bt, c, BM: tile.Constant[int], BN: tile.Constant[int],
     for k in tile.range(tile.cdiv(a.shape[1], BK)):
         at = tile.load(a, index=(pm, k), shape=(BM, BK))
         bt_t = tile.transpose(tile.load(bt, index=(pn, k), shape=(BN, BK)))
-        acc = tile.mma(at, bt_t, acc)
+        acc = tile.mma(at, bt_t, acc, use_fast_acc=True)
     tile.store(c, index=(pm, pn), tile=acc)

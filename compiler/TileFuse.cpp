@@ -106,7 +106,8 @@ struct FuseMmaEpilogue : RewritePattern {
         continue;
       rewriter.replaceOpWithNewOp<MmaOp>(
           op, mma.getA(), mma.getB(), op->getOperand(1 - side),
-          mma.getAllowTf32(), mma.getTilingAttr());
+          mma.getAllowTf32(), mma.getFastAccumulation(),
+          mma.getTilingAttr());
       return success();
     }
     return rewriter.notifyMatchFailure(op, "no single-use zero-acc mma");

@@ -519,6 +519,10 @@ void tileMmaK(MmaOp mma, int64_t maxK, int64_t maxChunk) {
 /// mma(extf(a), extf(b)) of fp8 a and b widened to f16 (the frontend's
 /// exact f16 form) -> mma(a, b); false, unchanged, when it is not one.
 bool narrowWidenedFp8(MmaOp mma) {
+  // The fp8 tensor cores accumulate with fewer bits than f32: only where
+  // the program asked for fast accumulation.
+  if (!mma.getFastAccumulation())
+    return false;
   auto aExt = mma.getA().getDefiningOp<arith::ExtFOp>();
   auto bExt = mma.getB().getDefiningOp<arith::ExtFOp>();
   if (!aExt || !bExt || aExt == bExt || !aExt->hasOneUse() ||

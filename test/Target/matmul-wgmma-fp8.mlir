@@ -1,7 +1,8 @@
 // fp8 "TN" matmul on sm_90: A [128][K] and B^T [256][K] rows of bytes (u8
 // codes viewed as fp8), B = transpose(B^T), both widened to f16 as the
-// frontend writes an fp8 mma. tile-tiling narrows it back to fp8 (exact
-// either way): both operands are K-major, so wgmma.m64n256k32 reads the fp8
+// frontend writes an fp8 mma; {fast_accumulation} (use_fast_acc) allows the
+// fp8 tensor cores, which accumulate with fewer bits than f32. tile-tiling
+// narrows it back to fp8: both operands are K-major, so wgmma.m64n256k32 reads the fp8
 // bytes from the cp.async ring, A and B alike in swizzled [rows][K] panels
 // (128-byte for K = 128, 64-byte for K = 64), 32 bytes of K per instruction.
 // REQUIRES: ptxas
@@ -76,7 +77,7 @@ func.func @matmul(%A: !tile.array<?x?xi8, strides = [?, 1], align = 16, div = 16
     %b = tile.permute %bt, [1, 0] : tensor<256xKKxF8> -> tensor<KKx256xF8>
     %ah = arith.extf %a : tensor<128xKKxF8> to tensor<128xKKxf16>
     %bh = arith.extf %b : tensor<KKx256xF8> to tensor<KKx256xf16>
-    %r = tile.mma %ah, %bh, %acc0 : tensor<128xKKxf16>, tensor<KKx256xf16> -> tensor<128x256xf32>
+    %r = tile.mma %ah, %bh, %acc0 {fast_accumulation} : tensor<128xKKxf16>, tensor<KKx256xf16> -> tensor<128x256xf32>
     scf.yield %r : tensor<128x256xf32>
   }
   tile.store %C[%pm, %pn], %acc : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x256xf32>

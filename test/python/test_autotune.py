@@ -50,7 +50,10 @@ def test_best_config_is_chosen_and_hits_skip_tuning():
     _run(k)
     assert k.best_config == SLOW_FAST[1]
     timings = next(iter(k.configs_timings.values()))
-    assert timings[SLOW_FAST[0]] > 10 * timings[SLOW_FAST[1]]
+    # 400x the loop work, the same launch cost; a many-core host runs the
+    # blocks in parallel (the H200 machine's 16 cores measured 8.8x), so
+    # "measurably" is 3x here.
+    assert timings[SLOW_FAST[0]] > 3 * timings[SLOW_FAST[1]]
     assert k.tuning_count == 1
     compiles = k._variants[1].compile_count
     for seed in range(3):
