@@ -160,9 +160,9 @@ def run_matmul_fp8(S=4096):
     ref = A.float() @ Bt.float().t()
     one = torch.tensor(1.0, device="cuda")
 
-    def relerr():
+    def relerr():  # fast accumulation: about 13-14 bits of the running sum
         e = ((C - ref).norm() / ref.norm()).item()
-        if e > 1e-3:
+        if e > 1e-2:
             raise AssertionError(f"relative error {e:.3g}")
     attempt(p, "torch", lambda: torch._scaled_mm(A, Bt.t(), scale_a=one, scale_b=one,
                                                   out_dtype=torch.float32,
