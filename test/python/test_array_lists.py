@@ -8,13 +8,16 @@ Numerics (marker `numerics`) run on the available backend against NumPy float64
 with poisoned outputs; the sm_90 test compiles the grouped GEMM to PTX/cubin
 (no GPU needed, only the GPU backend and ptxas)."""
 
+import os
+import runpy
+import sys
 import typing
 
 import numpy as np
 import pytest
 
 import tile as ct
-from tilehelp import Device, assert_close, line_of, trace
+from tilehelp import ROOT, Device, assert_close, line_of, trace
 
 numerics = pytest.mark.numerics
 ConstInt = ct.Constant[int]
@@ -125,28 +128,13 @@ def sum_rows(As, out, T: ConstInt):
 
 # -- grouped GEMM: a persistent kernel over ragged problems -----------------------
 
-@ct.kernel
-def grouped_matmul(As, Bs, Cs, num_programs: ConstInt,
-                   tm: ConstInt, tn: ConstInt, tk: ConstInt):
-    tile_idx = ct.bid(0)
-    first_tile = 0  # the first tile of group g in the flattened tile space
-    for g in ct.range(len(As)):
-        A, B, C = As[g], Bs[g], Cs[g]
-        m_tiles = ct.num_tiles(A, 0, (tm, tk))
-        k_tiles = ct.num_tiles(A, 1, (tm, tk))
-        n_tiles = ct.num_tiles(B, 1, (tk, tn))
-        group_tiles = m_tiles * n_tiles
-        while tile_idx >= first_tile and tile_idx < first_tile + group_tiles:
-            local = tile_idx - first_tile
-            mi, ni = local // n_tiles, local % n_tiles
-            acc = ct.zeros((tm, tn), dtype=ct.float32)
-            for kk in ct.range(k_tiles):
-                a = ct.load(A, (mi, kk), shape=(tm, tk), padding_mode=ct.PaddingMode.ZERO)
-                b = ct.load(B, (kk, ni), shape=(tk, tn), padding_mode=ct.PaddingMode.ZERO)
-                acc = ct.mma(a, b, acc)
-            ct.store(C, (mi, ni), tile=ct.astype(acc, C.dtype))
-            tile_idx += num_programs
-        first_tile = first_tile + group_tiles
+# The example's kernel (examples/grouped_matmul.py), tested here on ragged groups.
+EXAMPLE = os.path.join(ROOT, "examples", "grouped_matmul.py")
+sys.path.insert(0, os.path.dirname(EXAMPLE))  # it imports examples/_common
+try:
+    grouped_matmul = runpy.run_path(EXAMPLE, run_name="example")["grouped_matmul"]
+finally:
+    sys.path.pop(0)
 
 
 # (m, k, n) per group: ragged, none a multiple of the tiles
