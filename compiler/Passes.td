@@ -38,11 +38,13 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     shape allows one (warps a multiple of 4 along M, M a multiple of
     16 x warps, N a multiple of 64 up to 256, K a multiple of 64 or 32):
     `wgmma.mma_async.m64nNk16` from 128-byte swizzled shared memory. An
-    fp8 mma the frontend widened to f16 (`arith.extf` of both operands) is
-    narrowed back to fp8 when wgmma can read both operands K-major from the
-    ring (A a row-major [m][k] block, B the transpose of a row-major [n][k]
-    one, K a multiple of 128 bytes or 64): `wgmma.mma_async.m64nNk32` with
-    e4m3/e5m2 operands; otherwise it stays widened (exact either way).
+    fp8 mma the frontend widened to f16 (`arith.extf` of both operands) and
+    marked `fast_accumulation` (cuTile's `use_fast_acc`) is narrowed back to
+    fp8 when wgmma can read both operands K-major from the ring (A a
+    row-major [m][k] block, B the transpose of a row-major [n][k] one, K a
+    multiple of 128 bytes or 64): `wgmma.mma_async.m64nNk32` with e4m3/e5m2
+    operands, whose accumulation keeps fewer bits than f32; otherwise it
+    stays widened (exact in f32).
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
 
     Reductions into loops: a `tile.reduce` along an axis longer than
