@@ -278,13 +278,16 @@ void tile::buildTileLevelPipeline(OpPassManager &pm) {
 
 void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
                                bool warpgroupMma) {
-  TileTilingOptions options;
-  options.warpTiling = gpu;
-  options.numWarps = numWarps;
-  options.warpgroupMma = warpgroupMma;
+  TileChunkLoopsOptions chunks;
   // The CPU's matmul microkernel loops over K itself.
   if (!gpu)
-    options.maxMmaK = 0;
+    chunks.maxMmaK = 0;
+  pm.addPass(createTileChunkLoops(chunks));
+  if (!gpu)
+    return;
+  TileTilingOptions options;
+  options.numWarps = numWarps;
+  options.warpgroupMma = warpgroupMma;
   pm.addPass(createTileTiling(options));
 }
 

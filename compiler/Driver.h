@@ -80,8 +80,9 @@ LogicalResult runTileLevelPasses(ModuleOp module, const CompileOptions &opts,
 /// The pipeline runTileLevelPasses runs, for named pipelines to reuse.
 void buildTileLevelPipeline(OpPassManager &pm);
 
-/// tile-tiling: warp/instruction tiling (and `numWarps`, 0: chosen) only for
-/// GPUs; both backends turn large reductions into loops.
+/// tile-chunk-loops (both backends: long reductions and long-K mmas into
+/// loops), then, for GPUs, tile-tiling (warp/instruction tiling; `numWarps`,
+/// 0: chosen).
 void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0,
                          bool warpgroupMma = false);
 

@@ -18,9 +18,50 @@ def TileFuse : Pass<"tile-fuse", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def TileChunkLoops : Pass<"tile-chunk-loops", "::mlir::ModuleOp"> {
+  let summary = "Long reductions and long-K mmas into loops over chunks";
+  let description = [{
+    Both backends run it first in their tiling stage (before `tile-tiling`
+    on the GPU).
+
+    Reductions into loops: a `tile.reduce` along an axis longer than
+    `max-reduce-extent`, whose sources are computed only from full-tile
+    `tile.load`s through elementwise ops (constants and splats allowed) that
+    nothing else uses, becomes an `scf.for` over chunks of `reduce-chunk`
+    along the axis: each iteration loads a chunk (tile index scaled by the
+    number of chunks, same padding), applies the elementwise chain and
+    combines it into a chunk-shaped accumulator with the reduction's
+    combiner; the accumulator, seeded with chunk 0, is reduced once after
+    the loop. Only combiners of elementwise scalar ops are applied this way.
+
+    Long mmas into loops: a `tile.mma` whose K is longer than `max-mma-k`
+    and whose A and B are computed from full-tile `tile.load`s through
+    elementwise ops that nothing else reads (as a long reduction's sources
+    are) becomes an `scf.for` over K chunks (the largest power of two <=
+    `mma-k-chunk` dividing K, a multiple of the instruction's K): each
+    iteration loads a chunk of A and of B (tile index scaled by the number
+    of chunks, same padding), applies the elementwise ops and accumulates
+    their mma. The sum runs over K in the same order; the code stays the
+    size of one chunk's instead of growing with K (an unrolled K = 4096
+    took ptxas minutes).
+  }];
+  let options = [
+    Option<"maxReduceExtent", "max-reduce-extent", "int64_t", "16384",
+           "reductions along a longer axis become loops (0: never)">,
+    Option<"reduceChunk", "reduce-chunk", "int64_t", "8192",
+           "extent of one chunk of such a loop (a power of two)">,
+    Option<"maxMmaK", "max-mma-k", "int64_t", "256",
+           "mmas with a longer K whose operands are computed from loads "
+           "for them alone become loops over K chunks (0: never)">,
+    Option<"mmaKChunk", "mma-k-chunk", "int64_t", "64",
+           "the most K of one chunk of such a loop (a power of two)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
-  let summary = "Block tiles to warp and instruction tiles; large reductions "
-                "into loops";
+  let summary = "Block tiles to warp and instruction tiles (GPU)";
   let description = [{
     Makes the tiling of a block's work explicit before thread mapping.
 
@@ -46,27 +87,8 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     operands, whose accumulation keeps fewer bits than f32; otherwise it
     stays widened (exact in f32).
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
-
-    Reductions into loops: a `tile.reduce` along an axis longer than
-    `max-reduce-extent`, whose sources are computed only from full-tile
-    `tile.load`s through elementwise ops (constants and splats allowed) that
-    nothing else uses, becomes an `scf.for` over chunks of `reduce-chunk`
-    along the axis: each iteration loads a chunk (tile index scaled by the
-    number of chunks, same padding), applies the elementwise chain and
-    combines it into a chunk-shaped accumulator with the reduction's
-    combiner; the accumulator, seeded with chunk 0, is reduced once after
-    the loop. Only combiners of elementwise scalar ops are applied this way.
-
-    Long mmas into loops: a `tile.mma` whose K is longer than `max-mma-k`
-    and whose A and B are computed from full-tile `tile.load`s through
-    elementwise ops that nothing else reads (as a long reduction's sources
-    are) becomes an `scf.for` over K chunks (the largest power of two <=
-    `mma-k-chunk` dividing K, a multiple of the instruction's K): each
-    iteration loads a chunk of A and of B (tile index scaled by the number
-    of chunks, same padding), applies the elementwise ops and accumulates
-    their mma. The sum runs over K in the same order; the code stays the
-    size of one chunk's instead of growing with K (an unrolled K = 4096
-    took ptxas minutes).
+    Long reductions and long-K mmas become loops first, in
+    `tile-chunk-loops`.
   }];
   let options = [
     Option<"numWarps", "num-warps", "int", "0",
@@ -74,16 +96,7 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     Option<"warpTiling", "warp-tiling", "bool", "true",
            "record tile.num_warps and the warp/instruction tiling of tile.mma">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
-           "tile qualifying mma loops for sm_90 wgmma (instr [64, N, 16])">,
-    Option<"maxReduceExtent", "max-reduce-extent", "int64_t", "16384",
-           "reductions along a longer axis become loops (0: never)">,
-    Option<"reduceChunk", "reduce-chunk", "int64_t", "8192",
-           "extent of one chunk of such a loop (a power of two)">,
-    Option<"maxMmaK", "max-mma-k", "int64_t", "256",
-           "mmas with a longer K whose operands are computed from loads "
-           "for them alone become loops over K chunks (0: never)">,
-    Option<"mmaKChunk", "mma-k-chunk", "int64_t", "64",
-           "the most K of one chunk of such a loop (a power of two)">
+           "tile qualifying mma loops for sm_90 wgmma (instr [64, N, 16])">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

@@ -1,6 +1,6 @@
-// RUN: tile-opt %s --split-input-file --tile-tiling="warpgroup-mma=true" | FileCheck %s
-// RUN: tile-opt %s --split-input-file --tile-tiling | FileCheck %s --check-prefix=SYNC
-// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=false max-reduce-extent=128 reduce-chunk=64" | FileCheck %s --check-prefix=RED
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops --tile-tiling="warpgroup-mma=true" | FileCheck %s
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops --tile-tiling | FileCheck %s --check-prefix=SYNC
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops="max-reduce-extent=128 reduce-chunk=64" | FileCheck %s --check-prefix=RED
 
 !H = !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>
 

@@ -386,7 +386,7 @@ def test_spin_lock_while_on_atomic_cas():
 
 
 def test_long_reduction_in_branch_and_while():
-    """A 32768-element row sum (chunked by tile-tiling) in an scf.if branch,
+    """A 32768-element row sum (chunked by tile-chunk-loops) in an scf.if branch,
     and one in a while body whose trip count is runtime."""
     k = compile_cpu(f"""
         func.func @long(%x: {F32_2D}, %o: {F32}, %reps: i32) attributes {{tile.kernel}} {{

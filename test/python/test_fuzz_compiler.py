@@ -59,7 +59,7 @@ MLIR_STAGES = {"cpu": "tile,fused,host,bufferized,llvm",
 
 # tile-opt invocations: parse and verify only, single passes, the pipelines.
 TILE_OPT_PIPELINES = [
-    [], ["--canonicalize", "--cse"], ["--tile-fuse"], ["--tile-tiling"],
+    [], ["--canonicalize", "--cse"], ["--tile-fuse"], ["--tile-chunk-loops"], ["--tile-tiling"],
     ["--tile-tiling=warp-tiling"], ["--tile-tiling=warp-tiling warpgroup-mma"],
     ["--tile-map-threads"], ["--tile-tiling=warp-tiling", "--tile-map-threads"],
     ["--convert-tile-to-gpu"], ["--convert-tile-to-host"], ["--tile-host-matmul"],
@@ -73,7 +73,7 @@ SINGLE_PASSES = [
     "--convert-tile-to-host", "--cse", "--inline", "--linalg-fuse-elementwise-ops",
     "--one-shot-bufferize", "--one-shot-bufferize=bufferize-function-boundaries",
     "--symbol-dce", "--tile-emit-ptx", "--tile-fuse", "--tile-host-matmul",
-    "--tile-map-threads", "--tile-tiling", "--tile-tiling=warp-tiling",
+    "--tile-map-threads", "--tile-chunk-loops", "--tile-tiling", "--tile-tiling=warp-tiling",
     "--tile-tiling=warp-tiling warpgroup-mma", "--tile-to-gpu", "--tile-to-host",
     "--tile-to-llvm-nvvm", "--buffer-deallocation-pipeline",
 ]

@@ -1,4 +1,4 @@
-"""tile-tiling's reductions into loops, end to end: rows longer than the
+"""tile-chunk-loops's reductions into loops, end to end: rows longer than the
 pass's max-reduce-extent (16384) are reduced chunk by chunk (8192), on
 whatever backend tile._tile provides. Checked against NumPy in float64 with
 outputs poisoned first; ragged rows check that padding and bounds hold per

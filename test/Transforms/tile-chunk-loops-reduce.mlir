@@ -1,5 +1,5 @@
-// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=false max-reduce-extent=128 reduce-chunk=64" | FileCheck %s
-// RUN: tile-opt %s --split-input-file --tile-tiling | FileCheck %s --check-prefix=DEFAULT
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops="max-reduce-extent=128 reduce-chunk=64" | FileCheck %s
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops --tile-tiling | FileCheck %s --check-prefix=DEFAULT
 
 !A = !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>
 

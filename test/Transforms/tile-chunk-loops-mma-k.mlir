@@ -1,7 +1,7 @@
-// RUN: tile-opt %s --split-input-file --tile-tiling="warpgroup-mma=true" | FileCheck %s
-// RUN: tile-opt %s --split-input-file --tile-tiling="max-mma-k=0" | FileCheck %s --check-prefix=OFF
-// RUN: tile-opt %s --split-input-file --tile-tiling="mma-k-chunk=16" | FileCheck %s --check-prefix=SMALL
-// RUN: not tile-opt %s --split-input-file --tile-tiling="mma-k-chunk=48" 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops --tile-tiling="warpgroup-mma=true" | FileCheck %s
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops="max-mma-k=0" --tile-tiling | FileCheck %s --check-prefix=OFF
+// RUN: tile-opt %s --split-input-file --tile-chunk-loops="mma-k-chunk=16" --tile-tiling | FileCheck %s --check-prefix=SMALL
+// RUN: not tile-opt %s --split-input-file --tile-chunk-loops="mma-k-chunk=48" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // An mma with K = 1024 (issue 13, item 13: the example matmul at BK = 4096
 // took minutes in ptxas, its unrolled K growing the code) becomes a loop of
