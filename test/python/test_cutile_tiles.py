@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tile as ct
-from tilehelp import Device, assert_close, line_of
+from tilehelp import Device, assert_close, line_of, sm90_module
 
 pytestmark = pytest.mark.numerics
 C = ct.Constant[int]
@@ -494,20 +494,12 @@ def test_shape_errors():
 
 # -- sm_90: these kernels compile to PTX and a cubin (no GPU needed) ---------------
 
-def _sm90(kernel, *args, **consts):
-    from tile import backend
-    mod = backend.load()
-    if mod is None:
-        pytest.skip("_tile not built")
-    try:
-        mod.compile("module {}", "sm_90", {})
-    except Exception as e:  # noqa: BLE001 - the module has no kernel
-        if getattr(e, "stage", "") == "target":
-            pytest.skip("_tile has no GPU backend")
+def _sm90(request, kernel, *args, **consts):
+    mod = sm90_module(request)
     return mod.compile(kernel.trace(*args, **consts), "sm_90", {}).asm["ptx"]
 
 
-def test_sm90_compiles():
+def test_sm90_compiles(request):
     f32 = np.float32
     z = np.zeros
     cases = [
@@ -533,5 +525,5 @@ def test_sm90_compiles():
         (flushing, (z(16, f32), z(1, f32), z(1, f32), z(16, f32), z(1, f32)), {}),
     ]
     for kernel, args, consts in cases:
-        ptx = _sm90(kernel, *args, **consts)
+        ptx = _sm90(request, kernel, *args, **consts)
         assert f".entry {kernel.__name__}" in ptx, kernel.__name__

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tile as ct
-from tilehelp import Device, assert_close
+from tilehelp import Device, assert_close, sm90_module
 
 pytestmark = pytest.mark.numerics
 C = ct.Constant[int]
@@ -267,18 +267,7 @@ def test_mma_fp8(dev, fmt, M, N, K, BM, BN, BK, BT):
 # -- sm_90 code (compiled here, no GPU needed) -----------------------------
 
 def _gpu_module(request):
-    if request.config.getoption("--tile-reference"):
-        pytest.skip("refinterp compiles no PTX")
-    from tile import backend
-    mod = backend.load()
-    if mod is None:
-        pytest.skip("_tile not built")
-    try:
-        mod.compile("module {}", "sm_90", {})
-    except Exception as e:  # noqa: BLE001 - the module has no kernel
-        if getattr(e, "stage", "") == "target":
-            pytest.skip("_tile has no GPU backend")
-    return mod
+    return sm90_module(request)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

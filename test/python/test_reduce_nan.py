@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tile as ct
-from tilehelp import Device, line_of
+from tilehelp import Device, line_of, sm90_module
 
 pytestmark = pytest.mark.numerics
 C = ct.Constant[int]
@@ -193,17 +193,7 @@ def one_max(x, out, P: C):
 
 def test_sm90_combiners(request):
     """maxnum lowers to PTX max.f32 (NaN ignored), maximum to max.NaN.f32."""
-    if request.config.getoption("--tile-reference"):
-        pytest.skip("refinterp compiles no PTX")
-    from tile import backend
-    mod = backend.load()
-    if mod is None:
-        pytest.skip("_tile not built")
-    try:
-        mod.compile("module {}", "sm_90", {})
-    except Exception as e:  # noqa: BLE001 - the module has no kernel
-        if getattr(e, "stage", "") == "target":
-            pytest.skip("_tile has no GPU backend")
+    mod = sm90_module(request)
     x, out = np.zeros(256, np.float32), np.zeros(1, np.float32)
     ptx = {p: mod.compile(one_max.trace(x, out, P=p), "sm_90", {}).asm["ptx"]
            for p in (0, 1)}

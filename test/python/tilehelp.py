@@ -44,6 +44,24 @@ def verify(ir_text):
     return r.stdout
 
 
+def sm90_module(request=None):
+    """`_tile` when it can compile for sm_90 here (no GPU needed), else the
+    test is skipped: under --tile-reference (refinterp compiles no PTX), or
+    without `_tile` or its GPU backend."""
+    if request is not None and request.config.getoption("--tile-reference"):
+        pytest.skip("refinterp compiles no PTX")
+    from tile import backend
+    mod = backend.load()
+    if mod is None:
+        pytest.skip("_tile not built")
+    try:
+        mod.compile("module {}", "sm_90", {})
+    except Exception as e:  # noqa: BLE001 - the module has no kernel
+        if getattr(e, "stage", "") == "target":
+            pytest.skip("_tile has no GPU backend")
+    return mod
+
+
 def trace(kernel, *args, **constants):
     """The kernel's IR for these arguments, verified by tile-opt (no _tile)."""
     text = kernel.trace(*args, **constants)
