@@ -5,6 +5,7 @@
 include "dialects/tile/TileDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "mlir/IR/TensorEncoding.td"
 
 def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "read-modify-write kind", [
     I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
@@ -64,11 +65,50 @@ def Tile_MemoryScopeAttr : EnumAttr<Tile_Dialect, Tile_MemoryScope, "memory_scop
 //===----------------------------------------------------------------------===//
 // Layout encodings: which thread and warp of a block owns which tile element.
 // tile-map-threads attaches them to tensor types; convert-tile-to-gpu reads
-// them (through compiler/gpu/LinearLayout.h) to emit per-thread code.
+// them (as LinearLayouts, dialects/tile/LinearLayout.h) to emit per-thread
+// code.
 //===----------------------------------------------------------------------===//
 
+def Tile_LayoutAttrInterface : AttrInterface<"LayoutAttrInterface"> {
+  let cppNamespace = "::mlir::tile";
+  let description = [{
+    A layout encoding of tile tensors: which register of which lane of which
+    warp holds each element. Every layout is defined by its linear form over
+    a tensor shape (`toLinearLayout`); the lowering reads only that form.
+  }];
+  let methods = [
+    InterfaceMethod<"Rank of the tensors this layout applies to.",
+      "unsigned", "getRank">,
+    InterfaceMethod<"Warps per block the layout distributes over.",
+      "int", "getNumWarps">,
+    InterfaceMethod<[{
+        The layout over a tensor of `shape` as a linear map from (register,
+        lane, warp) bits to coordinates; failure where the layout does not
+        apply to `shape` (see verifyShape).
+      }],
+      "::mlir::FailureOr<::mlir::tile::LinearLayout>", "toLinearLayout",
+      (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+    InterfaceMethod<[{
+        Checks that the layout applies to a tensor of `shape`: the layout's
+        rank, and static power-of-two extents (the linear form needs them).
+      }],
+      "::llvm::LogicalResult", "verifyShape",
+      (ins "::llvm::ArrayRef<int64_t>":$shape,
+           "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return ::mlir::tile::verifyLayoutShape($_attr, shape, emitError);
+      }]>,
+  ];
+}
+
+// A layout encoding: a tensor type carrying it is verified against it.
 class Tile_LayoutAttr<string name, string attrMnemonic>
-    : AttrDef<Tile_Dialect, name> {
+    : AttrDef<Tile_Dialect, name, [
+        DeclareAttrInterfaceMethods<Tile_LayoutAttrInterface,
+                                    ["getRank", "getNumWarps",
+                                     "toLinearLayout"]>,
+        DeclareAttrInterfaceMethods<VerifiableTensorEncoding>]> {
   let mnemonic = attrMnemonic;
 }
 
@@ -103,6 +143,7 @@ def Tile_SliceLayoutAttr : Tile_LayoutAttr<"SliceLayout", "slice"> {
   }];
   let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
   let assemblyFormat = "`<` `{` `dim` `=` $dim `,` `parent` `=` $parent `}` `>`";
+  let genVerifyDecl = 1;
 }
 
 def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
@@ -112,12 +153,15 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
     owns 16x8 instruction tiles, lane `l` holds rows `l/4` and `l/4 + 8`,
     columns `2*(l%4)` and `2*(l%4)+1`. Warps form a `warpsPerCTA` grid of
     instruction tiles; the grid repeats over the tile (N first, then M).
+    The wgmma accumulator (sm_90) is this layout too: with warps `[4w, 1]`
+    each warp holds 16 rows of its warpgroup's 64-row instruction tile.
   }];
   let parameters = (ins "unsigned":$version,
                         ArrayRefParameter<"unsigned">:$warpsPerCTA);
   let assemblyFormat = [{
     `<` `{` `version` `=` $version `,` `warpsPerCTA` `=` `[` $warpsPerCTA `]` `}` `>`
   }];
+  let genVerifyDecl = 1;
 }
 
 //===----------------------------------------------------------------------===//

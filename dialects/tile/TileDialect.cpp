@@ -11,6 +11,8 @@ using namespace mlir::tile;
 #include "dialects/tile/TileDialect.cpp.inc"
 #include "dialects/tile/TileEnums.cpp.inc"
 
+#include "dialects/tile/TileAttrInterfaces.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tile/TileAttrs.cpp.inc"
 

@@ -13,8 +13,20 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/tile/LinearLayout.h"
+#include "mlir/IR/TensorEncoding.h"
+
 #include "dialects/tile/TileDialect.h.inc"
 #include "dialects/tile/TileEnums.h.inc"
+
+namespace mlir::tile {
+/// LayoutAttrInterface::verifyShape's default: `shape` has the layout's rank
+/// (`layout` implements the interface) and static power-of-two extents.
+LogicalResult verifyLayoutShape(Attribute layout, ArrayRef<int64_t> shape,
+                                function_ref<InFlightDiagnostic()> emitError);
+} // namespace mlir::tile
+
+#include "dialects/tile/TileAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tile/TileAttrs.h.inc"

@@ -2,9 +2,63 @@
 #include "dialects/tile/TileDialect.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tile;
+
+static unsigned product(ArrayRef<unsigned> values) {
+  unsigned p = 1;
+  for (unsigned v : values)
+    p *= v;
+  return p;
+}
+
+static bool isPowerOfTwo(unsigned v) { return v && llvm::isPowerOf2_32(v); }
+
+LogicalResult
+mlir::tile::verifyLayoutShape(Attribute layout, ArrayRef<int64_t> shape,
+                              function_ref<InFlightDiagnostic()> emitError) {
+  unsigned rank = cast<LayoutAttrInterface>(layout).getRank();
+  if (shape.size() != rank)
+    return emitError() << "layout " << layout << " is for rank " << rank
+                       << ", not for a tensor of rank " << shape.size();
+  for (int64_t extent : shape)
+    if (ShapedType::isDynamic(extent) || extent <= 0 ||
+        !llvm::isPowerOf2_64(extent))
+      return emitError() << "a tensor with a layout needs static power-of-two "
+                            "extents";
+  return success();
+}
+
+namespace {
+/// Builds a layout bit by bit, as the layouts are defined: each new basis of
+/// dimension d is the next power of two of d, zero (or dropped, for
+/// registers) beyond the shape.
+struct LayoutBuilder {
+  LinearLayout layout;
+  SmallVector<int64_t, 4> next;
+  explicit LayoutBuilder(ArrayRef<int64_t> shape) : next(shape.size(), 1) {
+    layout.shape.assign(shape.begin(), shape.end());
+  }
+  void add(SmallVector<LinearLayout::Basis> &list, unsigned d, int64_t value,
+           bool isReg) {
+    LinearLayout::Basis basis(layout.shape.size(), 0);
+    if (value < layout.shape[d])
+      basis[d] = value;
+    if (!isReg || basis[d] != 0)
+      list.push_back(basis);
+  }
+  void addNext(SmallVector<LinearLayout::Basis> &list, unsigned d, bool isReg) {
+    add(list, d, next[d], isReg);
+    next[d] *= 2;
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// #tile.blocked
+//===----------------------------------------------------------------------===//
 
 LogicalResult
 BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -28,12 +82,150 @@ BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << ")";
     seen[o] = true;
   }
-  auto pow2 = [](unsigned v) { return v && llvm::isPowerOf2_32(v); };
-  if (!llvm::all_of(sizePerThread, pow2) || !llvm::all_of(threadsPerWarp, pow2) ||
-      !llvm::all_of(warpsPerCTA, pow2))
+  if (!llvm::all_of(sizePerThread, isPowerOfTwo) ||
+      !llvm::all_of(threadsPerWarp, isPowerOfTwo) ||
+      !llvm::all_of(warpsPerCTA, isPowerOfTwo))
     return emitError() << "blocked layout sizes must be powers of two";
   return success();
 }
+
+unsigned BlockedLayoutAttr::getRank() const { return getOrder().size(); }
+
+int BlockedLayoutAttr::getNumWarps() const { return product(getWarpsPerCTA()); }
+
+// Registers first (the sizePerThread box), then lanes, then warps, each
+// filling the dimensions in `order`; the registers that remain repeat the
+// pattern over the rest of the tile.
+FailureOr<LinearLayout>
+BlockedLayoutAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  if (getRank() != shape.size())
+    return failure();
+  LayoutBuilder b(shape);
+  ArrayRef<unsigned> order = getOrder();
+  for (unsigned d : order)
+    for (unsigned i = 0; i < llvm::Log2_32(getSizePerThread()[d]); ++i)
+      b.addNext(b.layout.regs, d, /*isReg=*/true);
+  for (unsigned d : order)
+    for (unsigned i = 0; i < llvm::Log2_32(getThreadsPerWarp()[d]); ++i)
+      b.addNext(b.layout.lanes, d, false);
+  for (unsigned d : order)
+    for (unsigned i = 0; i < llvm::Log2_32(getWarpsPerCTA()[d]); ++i)
+      b.addNext(b.layout.warps, d, false);
+  for (unsigned d : order)
+    while (b.next[d] < shape[d])
+      b.addNext(b.layout.regs, d, true);
+  return b.layout;
+}
+
+LogicalResult BlockedLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyShape(shape, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// #tile.slice
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        unsigned dim, Attribute parent) {
+  auto layout = dyn_cast_or_null<LayoutAttrInterface>(parent);
+  if (!layout)
+    return emitError() << "slice parent must be a layout, got " << parent;
+  if (dim >= layout.getRank())
+    return emitError() << "slice dim " << dim << " is out of range for a "
+                       << "parent of rank " << layout.getRank();
+  return success();
+}
+
+unsigned SliceLayoutAttr::getRank() const {
+  return cast<LayoutAttrInterface>(getParent()).getRank() - 1;
+}
+
+int SliceLayoutAttr::getNumWarps() const {
+  return cast<LayoutAttrInterface>(getParent()).getNumWarps();
+}
+
+// The parent's layout over the shape with a size-1 `dim` inserted, `dim`
+// then removed: threads that differed along it hold the same elements.
+FailureOr<LinearLayout>
+SliceLayoutAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  if (getDim() > shape.size())
+    return failure();
+  SmallVector<int64_t> parentShape(shape);
+  parentShape.insert(parentShape.begin() + getDim(), 1);
+  FailureOr<LinearLayout> parent =
+      cast<LayoutAttrInterface>(getParent()).toLinearLayout(parentShape);
+  if (failed(parent))
+    return failure();
+  return parent->sliced(getDim());
+}
+
+LogicalResult SliceLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyShape(shape, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// #tile.mma
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      unsigned version, ArrayRef<unsigned> warpsPerCTA) {
+  if (version != 2)
+    return emitError() << "mma layout version " << version
+                       << " is not supported (2: m16n8 accumulators)";
+  if (warpsPerCTA.size() != 2)
+    return emitError() << "mma layout needs 2 warpsPerCTA (M, N), got "
+                       << warpsPerCTA.size();
+  if (!llvm::all_of(warpsPerCTA, isPowerOfTwo))
+    return emitError() << "mma layout warps must be powers of two";
+  return success();
+}
+
+unsigned MmaLayoutAttr::getRank() const { return 2; }
+
+int MmaLayoutAttr::getNumWarps() const { return product(getWarpsPerCTA()); }
+
+// Lane l of a warp holds, of each 16x8 instruction tile, rows l/4 and
+// l/4 + 8 (register bit 1) and columns 2*(l%4) + (register bit 0); warps
+// tile the instruction grid, further registers repeat it (N first).
+FailureOr<LinearLayout>
+MmaLayoutAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
+  if (shape.size() != 2 || getWarpsPerCTA().size() != 2)
+    return failure();
+  LayoutBuilder b(shape);
+  unsigned wm = getWarpsPerCTA()[0], wn = getWarpsPerCTA()[1];
+  b.add(b.layout.regs, 1, 1, true);
+  b.add(b.layout.regs, 0, 8, true);
+  b.add(b.layout.lanes, 1, 2, false);
+  b.add(b.layout.lanes, 1, 4, false);
+  b.add(b.layout.lanes, 0, 1, false);
+  b.add(b.layout.lanes, 0, 2, false);
+  b.add(b.layout.lanes, 0, 4, false);
+  for (unsigned i = 0; (1u << i) < wm; ++i)
+    b.add(b.layout.warps, 0, int64_t(16) << i, false);
+  for (unsigned i = 0; (1u << i) < wn; ++i)
+    b.add(b.layout.warps, 1, int64_t(8) << i, false);
+  for (int64_t v = 8 * wn; v < shape[1]; v *= 2)
+    b.add(b.layout.regs, 1, v, true);
+  for (int64_t v = 16 * wm; v < shape[0]; v *= 2)
+    b.add(b.layout.regs, 0, v, true);
+  return b.layout;
+}
+
+LogicalResult MmaLayoutAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  return verifyShape(shape, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling attributes and tile.convert_layout
+//===----------------------------------------------------------------------===//
 
 LogicalResult
 MmaTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
