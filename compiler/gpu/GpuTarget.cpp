@@ -2,6 +2,7 @@
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/PtxasWorkarounds.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -222,6 +223,23 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
   if (!StringRef(options.chip).drop_front(3).consumeInteger(10, version) &&
       version < 90)
     gpuModule.walk([](NVVM::GriddepcontrolOp op) { op.erase(); });
+  // A CUtensorMap is passed by value and used in place (its generic
+  // address): byval with nvvm.grid_constant, not a copy in local memory.
+  gpuModule.walk([ctx](LLVM::LLVMFuncOp func) {
+    auto args = func->getAttrOfType<DenseI32ArrayAttr>(kGridConstantArgsAttr);
+    if (!args)
+      return;
+    auto bytes = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), 128);
+    for (int32_t arg : args.asArrayRef()) {
+      func.setArgAttr(arg, LLVM::LLVMDialect::getByValAttrName(),
+                      TypeAttr::get(bytes));
+      func.setArgAttr(arg, LLVM::LLVMDialect::getAlignAttrName(),
+                      IntegerAttr::get(IntegerType::get(ctx, 64), 64));
+      func.setArgAttr(arg, NVVM::NVVMDialect::getGridConstantAttrName(),
+                      UnitAttr::get(ctx));
+    }
+    func->removeAttr(kGridConstantArgsAttr);
+  });
   llvm::LLVMContext llvmContext;
   // Errors the backend reports (an inline asm constraint it cannot meet,
   // ...) would exit the process without a handler: collected instead.

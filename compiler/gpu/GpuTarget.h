@@ -22,6 +22,11 @@ std::string getPtxFeatures(StringRef chip);
 /// the module uses wgmma (arch-specific, Hopper only), else `chip`.
 std::string getModuleChip(gpu::GPUModuleOp module, StringRef chip);
 
+/// On a kernel: the positions of its tensor-map parameters (generic
+/// pointers until then), which translateToPtx turns into 128-byte
+/// __grid_constant__ byval parameters, 64-byte aligned.
+constexpr llvm::StringLiteral kGridConstantArgsAttr = "tile.grid_constant_args";
+
 /// Translates a gpu.module lowered to the LLVM/NVVM dialects to LLVM IR,
 /// links the libdevice functions it calls, optimizes it and runs the NVPTX
 /// backend. `llvmIR` receives the optimized LLVM IR when given.
