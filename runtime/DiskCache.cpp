@@ -2,16 +2,18 @@
 
 #include "runtime/DiskCache.h"
 
-#include "runtime/FileUtil.h"
-#include "runtime/Json.h"
-#include "runtime/Sha256.h"
+#include "runtime/DirFd.h"
+#include "runtime/Hmac.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
 #include <fcntl.h>
 #include <mutex>
 #include <pwd.h>
@@ -20,9 +22,12 @@
 #include <unistd.h>
 
 using namespace tile::runtime;
+namespace json = llvm::json;
+using llvm::sys::fs::file_type;
 
 static constexpr uint64_t kMaxMetaBytes = 1 << 20;
-static constexpr uint64_t kMaxBlobBytes = uint64_t(1) << 32;
+/// Below 4 GiB: llvm::SHA256 counts the length in 32 bits (Hmac.h).
+static constexpr uint64_t kMaxBlobBytes = (uint64_t(1) << 32) - 1;
 /// The per-cache HMAC key: created once, 0600, by the first user of the
 /// directory; an entry verifies only under the key it was written with.
 static constexpr const char *kKeyFile = "cache.key";
@@ -33,13 +38,13 @@ static constexpr std::string_view kMacDomain = "tile-cache-entry-v2";
 static constexpr int64_t kStaleTmpNs = int64_t(3600) * 1000000000;
 
 std::string CacheKeyInputs::key() const {
-  Sha256 h;
+  llvm::SHA256 h;
   // name NUL length NUL bytes: no two different inputs frame the same.
-  auto field = [&](std::string_view name, std::string_view value) {
+  auto field = [&](llvm::StringRef name, llvm::StringRef value) {
     h.update(name);
-    h.update("\0", 1);
+    h.update(llvm::StringRef("\0", 1));
     h.update(std::to_string(value.size()));
-    h.update("\0", 1);
+    h.update(llvm::StringRef("\0", 1));
     h.update(value);
   };
   field("tile-cache-format", std::to_string(DiskCache::kFormat));
@@ -48,17 +53,56 @@ std::string CacheKeyInputs::key() const {
   field("target", target);
   field("options", options);
   field("tool", toolVersion);
-  return h.hexDigest();
+  return digestHex(h.final());
 }
 
-static Json keyInputsJson(const CacheKeyInputs &in) {
-  Json j = Json::object();
-  j["ir_sha256"] = Sha256::hex(in.ir);
-  j["build_id"] = in.buildId;
-  j["target"] = in.target;
-  j["options"] = in.options;
-  j["tool_version"] = in.toolVersion;
-  return j;
+/// JSON strings are UTF-8 (llvm::json would replace other bytes): inputs or
+/// entries with other text are neither stored nor looked up.
+static bool isText(llvm::StringRef s) { return json::isUTF8(s); }
+
+static bool keyInputsAreText(const CacheKeyInputs &in) {
+  return isText(in.buildId) && isText(in.target) && isText(in.options) &&
+         isText(in.toolVersion);
+}
+
+static json::Object keyInputsJson(const CacheKeyInputs &in) {
+  return json::Object{{"ir_sha256", sha256Hex(in.ir)},
+                      {"build_id", in.buildId},
+                      {"target", in.target},
+                      {"options", in.options},
+                      {"tool_version", in.toolVersion}};
+}
+
+/// Deterministic text: object keys sorted, two-space indentation.
+static std::string dumpJson(json::Value value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  json::OStream(os, /*IndentSize=*/2).value(value);
+  return text;
+}
+
+/// The object `text` holds, or nullopt when it is not JSON or not an object.
+static std::optional<json::Object> parseObject(llvm::StringRef text) {
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return std::nullopt;
+  }
+  if (json::Object *object = value->getAsObject())
+    return std::move(*object);
+  return std::nullopt;
+}
+
+static std::optional<int64_t> getInt(const json::Object &o,
+                                     llvm::StringRef key) {
+  return o.getInteger(key);
+}
+
+static std::optional<std::string> getString(const json::Object &o,
+                                            llvm::StringRef key) {
+  if (std::optional<llvm::StringRef> s = o.getString(key))
+    return s->str();
+  return std::nullopt;
 }
 
 static bool isKey(const std::string &name) {
@@ -120,17 +164,17 @@ static std::string entryMac(const std::string &secret, const std::string &key,
   message += key;
   message += '\0';
   message += metaText;
-  return Sha256::toHex(Sha256::hmac(secret, message));
+  return digestHex(hmacSha256(secret, message));
 }
 
 /// The cache's secret key, created (0600, published whole by link(2)) when
 /// missing. nullopt with `why` when it cannot be made or is not private.
 static std::optional<std::string> loadSecret(int root, std::string &why) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    struct stat st;
-    int found = ::fstatat(root, kKeyFile, &st, AT_SYMLINK_NOFOLLOW);
+    errno = 0;
+    bool found = fs::statusAt(root, kKeyFile).has_value();
     int statErrno = errno;
-    if (found == 0) {
+    if (found) {
       auto secret =
           fs::readAt(root, kKeyFile, kSecretBytes, fs::Require::Private);
       if (secret && secret->size() == kSecretBytes)
@@ -191,8 +235,7 @@ static std::string defaultDirectory() {
   } else if (const passwd *pw = ::getpwuid(::geteuid())) {
     base = pw->pw_dir ? pw->pw_dir : "";
   }
-  struct stat st;
-  if (base.empty() || ::stat(base.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+  if (base.empty() || !llvm::sys::fs::is_directory(base))
     return privateFallbackDirectory();
   return base + "/.cache/tile";
 }
@@ -227,12 +270,12 @@ fs::Fd DiskCache::openRoot(Open how) const {
   if (how == Open::Use && !fs::makeDirs(dir))
     return fs::Fd();
   fs::Fd root = fs::openDir(dir);
-  struct stat st;
-  if (!root || ::fstat(root.get(), &st) != 0)
+  std::optional<fs::file_status> st = fs::statusOf(root.get());
+  if (!st)
     return fs::Fd();
   if (how == Open::Inspect)
     return root;
-  std::string why = fs::distrustReason(st);
+  std::string why = fs::distrustReason(*st);
   if (why.empty())
     return root;
   // Anyone who can write it could plant code for us to run.
@@ -256,10 +299,9 @@ static std::optional<std::string> secretOf(int root, const std::string &dir) {
 /// Whether `entryFd` is still the directory published as `key`: a check
 /// that failed on an entry someone evicted or replaced meanwhile is a miss.
 static bool stillPublished(int root, int entryFd, const std::string &key) {
-  struct stat a, b;
-  return ::fstat(entryFd, &a) == 0 &&
-         ::fstatat(root, key.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  std::optional<fs::file_status> a = fs::statusOf(entryFd);
+  std::optional<fs::file_status> b = fs::statusAt(root, key.c_str());
+  return a && b && a->getUniqueID() == b->getUniqueID();
 }
 
 DiskCache::Outcome DiskCache::read(int root, const std::string &secret,
@@ -295,10 +337,10 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
     why = std::move(reason);
     return Outcome::Rejected;
   };
-  struct stat st;
-  if (::fstat(entryFd, &st) != 0)
+  std::optional<fs::file_status> st = fs::statusOf(entryFd);
+  if (!st)
     return reject("its directory cannot be read");
-  if (std::string distrust = fs::distrustReason(st); !distrust.empty())
+  if (std::string distrust = fs::distrustReason(*st); !distrust.empty())
     return reject("its directory: " + distrust);
   // The MAC first: nothing an attacker wrote is parsed, sized or hashed.
   auto metaText =
@@ -307,63 +349,66 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
   if (!metaText || !mac)
     return reject("meta.json or meta.hmac is missing, too large, a link, or "
                   "writable by others");
-  if (!Sha256::equalConstantTime(*mac, entryMac(secret, key, *metaText)))
+  if (!equalConstantTime(*mac, entryMac(secret, key, *metaText)))
     return reject("its metadata fails the keyed check (HMAC-SHA256)");
-  auto meta = Json::parse(*metaText);
-  if (!meta || meta->getInt("format") != kFormat ||
-      meta->getString("key") != key)
+  std::optional<json::Object> meta = parseObject(*metaText);
+  if (!meta || getInt(*meta, "format") != kFormat ||
+      getString(*meta, "key") != key)
     return reject("its metadata is of another format or key");
-  const Json *inputs = meta->get("key_inputs");
+  const json::Object *inputs = meta->getObject("key_inputs");
   if (!inputs || *inputs != keyInputsJson(in))
     return reject("it was recorded for other compile inputs");
 
   CacheEntry e;
-  auto name = meta->getString("kernel_name");
-  auto warps = meta->getInt("num_warps");
-  auto shared = meta->getInt("shared_mem");
-  auto kind = meta->getString("payload_kind");
-  const Json *sig = meta->get("signature");
-  if (!name || !warps || !shared || !kind || !sig || !sig->isArray())
+  auto name = getString(*meta, "kernel_name");
+  auto warps = getInt(*meta, "num_warps");
+  auto shared = getInt(*meta, "shared_mem");
+  auto kind = getString(*meta, "payload_kind");
+  const json::Array *sig = meta->getArray("signature");
+  if (!name || !warps || !shared || !kind || !sig)
     return reject("its metadata lacks a field");
   e.kernelName = *name;
   e.numWarps = int(*warps);
   e.sharedMem = int(*shared);
   e.payloadKind = *kind;
-  for (const Json &p : sig->items()) {
-    if (!p.isString())
+  for (const json::Value &p : *sig) {
+    std::optional<llvm::StringRef> text = p.getAsString();
+    if (!text)
       return reject("its signature is malformed");
-    e.signature.push_back(p.asString());
+    e.signature.push_back(text->str());
   }
 
   // A blob is trusted only with the exact recorded size (checked before a
   // byte is read) and checksum.
-  auto readBlob = [&](const std::string &file, const Json &size,
-                      const Json &sha) -> std::optional<std::string> {
-    if (!size.isInt() || size.asInt() < 0 ||
-        uint64_t(size.asInt()) > kMaxBlobBytes || !sha.isString())
+  auto readBlob = [&](const std::string &file, const json::Value &size,
+                      const json::Value &sha) -> std::optional<std::string> {
+    std::optional<int64_t> bytes = size.getAsInteger();
+    std::optional<llvm::StringRef> digest = sha.getAsString();
+    if (!bytes || *bytes < 0 || uint64_t(*bytes) > kMaxBlobBytes || !digest)
       return std::nullopt;
-    auto data = fs::readAt(entryFd, file.c_str(), uint64_t(size.asInt()),
+    auto data = fs::readAt(entryFd, file.c_str(), uint64_t(*bytes),
                            fs::Require::Trusted);
-    if (!data || data->size() != uint64_t(size.asInt()) ||
-        Sha256::hex(*data) != sha.asString())
+    if (!data || data->size() != uint64_t(*bytes) ||
+        sha256Hex(*data) != *digest)
       return std::nullopt;
     return data;
   };
   // Why a blob failed, worked out only then (for the one warning).
-  auto blobProblem = [&](const std::string &file, const Json &size) {
-    struct stat fst;
-    if (::fstatat(entryFd, file.c_str(), &fst, AT_SYMLINK_NOFOLLOW) != 0)
+  auto blobProblem = [&](const std::string &file, const json::Value &size) {
+    std::optional<fs::file_status> fst = fs::statusAt(entryFd, file.c_str());
+    if (!fst)
       return file + " is missing";
-    if (!S_ISREG(fst.st_mode))
+    if (fst->type() != file_type::regular_file)
       return file + " is not a regular file";
-    if (std::string distrust = fs::distrustReason(fst); !distrust.empty())
+    if (std::string distrust = fs::distrustReason(*fst); !distrust.empty())
       return file + ": " + distrust;
-    if (!size.isInt() || uint64_t(fst.st_size) != uint64_t(size.asInt()))
+    std::optional<int64_t> bytes = size.getAsInteger();
+    if (!bytes || fst->getSize() != uint64_t(*bytes))
       return file + " does not have its recorded size";
     return file + " fails its recorded SHA-256";
   };
-  const Json *psize = meta->get("payload_size");
-  const Json *psha = meta->get("payload_sha256");
+  const json::Value *psize = meta->get("payload_size");
+  const json::Value *psha = meta->get("payload_sha256");
   if (!psize || !psha)
     return reject("its metadata lacks the payload's size or checksum");
   auto payload = readBlob("payload.bin", *psize, *psha);
@@ -371,13 +416,16 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
     return reject(blobProblem("payload.bin", *psize));
   e.payload = std::move(*payload);
 
-  if (const Json *stages = meta->get("stages")) {
-    if (!stages->isArray())
+  if (const json::Value *stages = meta->get("stages")) {
+    const json::Array *list = stages->getAsArray();
+    if (!list)
       return reject("its stage list is malformed");
-    for (const Json &s : stages->items()) {
-      auto sname = s.getString("name");
-      const Json *ssize = s.get("size");
-      const Json *ssha = s.get("sha256");
+    for (const json::Value &v : *list) {
+      const json::Object *s = v.getAsObject();
+      std::optional<std::string> sname =
+          s ? getString(*s, "name") : std::nullopt;
+      const json::Value *ssize = s ? s->get("size") : nullptr;
+      const json::Value *ssha = s ? s->get("sha256") : nullptr;
       if (!sname || !isStageName(*sname) || !ssize || !ssha)
         return reject("its stage list is malformed");
       auto text = readBlob("stage." + *sname, *ssize, *ssha);
@@ -386,13 +434,15 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
       e.stages.emplace_back(*sname, std::move(*text));
     }
   }
-  if (const Json *attrs = meta->get("attrs")) {
-    if (!attrs->isObject())
+  if (const json::Value *attrs = meta->get("attrs")) {
+    const json::Object *fields = attrs->getAsObject();
+    if (!fields)
       return reject("its attributes are malformed");
-    for (const auto &[k, v] : attrs->fields()) {
-      if (!v.isString())
+    for (const auto &[k, v] : *fields) {
+      std::optional<llvm::StringRef> text = v.getAsString();
+      if (!text)
         return reject("its attributes are malformed");
-      e.attrs[k] = v.asString();
+      e.attrs[k.str()] = text->str();
     }
   }
   if (out)
@@ -401,7 +451,7 @@ DiskCache::Outcome DiskCache::validate(int entryFd, const std::string &secret,
 }
 
 std::optional<CacheEntry> DiskCache::get(const CacheKeyInputs &in) {
-  if (!lookups)
+  if (!lookups || !keyInputsAreText(in))
     return std::nullopt;
   fs::Fd root = openRoot(Open::Use);
   if (!root)
@@ -424,39 +474,55 @@ std::optional<CacheEntry> DiskCache::get(const CacheKeyInputs &in) {
   return std::nullopt;
 }
 
+/// Whether `e` can be stored: its text is UTF-8 (JSON's) and its files are
+/// within what get() reads back.
+static bool isStorable(const CacheKeyInputs &in, const CacheEntry &e) {
+  if (!keyInputsAreText(in) || !isText(e.kernelName) ||
+      !isText(e.payloadKind) || e.payload.size() > kMaxBlobBytes)
+    return false;
+  for (const std::string &p : e.signature)
+    if (!isText(p))
+      return false;
+  for (const auto &[k, v] : e.attrs)
+    if (!isText(k) || !isText(v))
+      return false;
+  for (const auto &[name, text] : e.stages)
+    if (text.size() > kMaxBlobBytes)
+      return false;
+  return true;
+}
+
 static std::string metaText(const CacheKeyInputs &in, const std::string &key,
                             const CacheEntry &e) {
-  Json meta = Json::object();
-  meta["format"] = DiskCache::kFormat;
-  meta["key"] = key;
-  meta["key_inputs"] = keyInputsJson(in);
-  meta["kernel_name"] = e.kernelName;
-  meta["num_warps"] = e.numWarps;
-  meta["shared_mem"] = e.sharedMem;
-  Json sig = Json::array();
+  json::Array sig;
   for (const std::string &p : e.signature)
-    sig.push(p);
-  meta["signature"] = std::move(sig);
-  meta["payload_kind"] = e.payloadKind;
-  meta["payload_size"] = uint64_t(e.payload.size());
-  meta["payload_sha256"] = Sha256::hex(e.payload);
-  Json stages = Json::array();
+    sig.push_back(p);
+  json::Array stages;
   for (const auto &[name, text] : e.stages) {
     if (!isStageName(name))
       continue; // not a safe file name: the stage is not kept
-    Json s = Json::object();
-    s["name"] = name;
-    s["size"] = uint64_t(text.size());
-    s["sha256"] = Sha256::hex(text);
-    stages.push(std::move(s));
+    stages.push_back(json::Object{{"name", name},
+                                  {"size", uint64_t(text.size())},
+                                  {"sha256", sha256Hex(text)}});
   }
-  meta["stages"] = std::move(stages);
-  Json attrs = Json::object();
+  json::Object attrs;
   for (const auto &[k, v] : e.attrs)
     attrs[k] = v;
-  meta["attrs"] = std::move(attrs);
-  meta["created_ns"] = fs::nowNs();
-  return meta.dump();
+  return dumpJson(json::Object{
+      {"format", DiskCache::kFormat},
+      {"key", key},
+      {"key_inputs", keyInputsJson(in)},
+      {"kernel_name", e.kernelName},
+      {"num_warps", e.numWarps},
+      {"shared_mem", e.sharedMem},
+      {"signature", std::move(sig)},
+      {"payload_kind", e.payloadKind},
+      {"payload_size", uint64_t(e.payload.size())},
+      {"payload_sha256", sha256Hex(e.payload)},
+      {"stages", std::move(stages)},
+      {"attrs", std::move(attrs)},
+      {"created_ns", fs::nowNs()},
+  });
 }
 
 bool DiskCache::discard(int root, const std::string &key) {
@@ -476,6 +542,8 @@ void DiskCache::reject(const CacheKeyInputs &in) {
 }
 
 bool DiskCache::put(const CacheKeyInputs &in, const CacheEntry &entry) {
+  if (!isStorable(in, entry))
+    return false;
   fs::Fd root = openRoot(Open::Use);
   if (!root)
     return false;
@@ -535,33 +603,24 @@ std::vector<CacheEntryInfo> DiskCache::entries() const {
 
 std::vector<CacheEntryInfo> DiskCache::entriesAt(int root) {
   std::vector<CacheEntryInfo> out;
-  DIR *d = ::fdopendir(::dup(root));
-  if (!d)
-    return out;
-  ::rewinddir(d); // a dup shares the offset an earlier listing moved
-  while (dirent *e = ::readdir(d)) {
-    std::string name = e->d_name;
+  for (const std::string &name : fs::listAt(root)) {
     if (!isKey(name))
       continue;
     fs::Fd entry = fs::openDirAt(root, name.c_str());
-    struct stat st;
-    if (!entry || ::fstat(entry.get(), &st) != 0)
+    std::optional<fs::file_status> st = fs::statusOf(entry.get());
+    if (!st)
       continue;
     CacheEntryInfo info;
     info.key = name;
-    info.lastUseNs = fs::mtimeNs(st);
-    if (DIR *files = ::fdopendir(::dup(entry.get()))) {
-      while (dirent *f = ::readdir(files)) {
-        struct stat fst;
-        if (::fstatat(entry.get(), f->d_name, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(fst.st_mode))
-          info.bytes += uint64_t(fst.st_size);
-      }
-      ::closedir(files);
+    info.lastUseNs = fs::mtimeNs(*st);
+    for (const std::string &file : fs::listAt(entry.get())) {
+      std::optional<fs::file_status> fst =
+          fs::statusAt(entry.get(), file.c_str());
+      if (fst && fst->type() == file_type::regular_file)
+        info.bytes += fst->getSize();
     }
     out.push_back(std::move(info));
   }
-  ::closedir(d);
   std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) {
     return a.lastUseNs != b.lastUseNs ? a.lastUseNs < b.lastUseNs
                                       : a.key < b.key;
@@ -571,26 +630,28 @@ std::vector<CacheEntryInfo> DiskCache::entriesAt(int root) {
 
 /// Deletes temporaries left by writers that died, any trash, and (for
 /// clear) anything else named like an entry: links and files included.
+///
+/// This, entriesAt and evictAt are tile's own LRU pruning rather than
+/// llvm::pruneCache: that one considers only top-level *files* named
+/// "llvmcache-*" or "Thin-*" (tile's entries are directories named by their
+/// key), ages them by access time (tile stamps the modification time on a
+/// hit, as noatime/relatime mounts need), removes by path where tile renames
+/// an entry aside first (a reader never sees half an entry), and warns about
+/// ThinLTO on stderr.
 static void sweep(int root, bool everyKey) {
-  DIR *d = ::fdopendir(::dup(root));
-  if (!d)
-    return;
-  ::rewinddir(d);
   std::vector<std::string> doomed;
   int64_t now = fs::nowNs();
-  while (dirent *e = ::readdir(d)) {
-    std::string name = e->d_name;
+  for (const std::string &name : fs::listAt(root)) {
     bool tmp = name.find(".tmp-") != std::string::npos;
     bool trash = name.rfind(".trash-", 0) == 0;
     if (!tmp && !trash && !(everyKey && isKey(name)))
       continue;
-    struct stat st;
-    if (::fstatat(root, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    std::optional<fs::file_status> st = fs::statusAt(root, name.c_str());
+    if (!st)
       continue;
-    if (!tmp || now - fs::mtimeNs(st) > kStaleTmpNs)
+    if (!tmp || now - fs::mtimeNs(*st) > kStaleTmpNs)
       doomed.push_back(name);
   }
-  ::closedir(d);
   for (const std::string &name : doomed)
     fs::removeTreeAt(root, name.c_str());
 }
@@ -647,11 +708,11 @@ static const std::pair<const char *, int64_t CacheStats::*> kCounters[] = {
 CacheStats DiskCache::statsAt(int root) {
   CacheStats s;
   auto text = fs::readAt(root, "stats.json", kMaxMetaBytes);
-  std::optional<Json> j = text ? Json::parse(*text) : std::nullopt;
+  std::optional<json::Object> j = text ? parseObject(*text) : std::nullopt;
   if (!j)
     return s; // missing or damaged: start again from zero
   for (const auto &[name, field] : kCounters)
-    s.*field = j->getInt(name).value_or(0);
+    s.*field = getInt(*j, name).value_or(0);
   return s;
 }
 
@@ -668,8 +729,8 @@ void DiskCache::record(int root, int64_t CacheStats::*counter, int64_t by) {
     return;
   CacheStats s = statsAt(root);
   s.*counter += by;
-  Json j = Json::object();
+  json::Object j;
   for (const auto &[name, field] : kCounters)
     j[name] = s.*field;
-  fs::replaceFileAt(root, "stats.json", j.dump());
+  fs::replaceFileAt(root, "stats.json", dumpJson(std::move(j)));
 }

@@ -27,7 +27,7 @@
 #ifndef TILE_RUNTIME_DISKCACHE_H
 #define TILE_RUNTIME_DISKCACHE_H
 
-#include "runtime/FileUtil.h"
+#include "runtime/DirFd.h"
 
 #include <cstdint>
 #include <map>

@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/DirFd.h"
 #include "runtime/DiskCache.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Json.h"
-#include "runtime/Sha256.h"
+#include "runtime/Hmac.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 using namespace tile::runtime;
+namespace json = llvm::json;
 
 namespace {
 
@@ -77,11 +80,22 @@ protected:
   /// size and SHA-256 that describe them written into meta.json.
   void forge(const CacheKeyInputs &in, const std::string &payload) {
     std::string meta = entryDir(in) + "/meta.json";
-    Json j = *Json::parse(slurp(meta));
-    j["payload_size"] = uint64_t(payload.size());
-    j["payload_sha256"] = Sha256::hex(payload);
+    editMeta(meta, [&](json::Object &j) {
+      j["payload_size"] = uint64_t(payload.size());
+      j["payload_sha256"] = sha256Hex(payload);
+    });
     spit(entryDir(in) + "/payload.bin", payload);
-    spit(meta, j.dump());
+  }
+  /// Rewrites the JSON object in `file` through `change`.
+  static void editMeta(const std::string &file,
+                       llvm::function_ref<void(json::Object &)> change) {
+    auto value = json::parse(slurp(file));
+    ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
+    change(*value->getAsObject());
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << *value;
+    spit(file, text);
   }
 
   std::string root, dir;
@@ -90,18 +104,18 @@ protected:
 } // namespace
 
 TEST(HmacSha256, Rfc4231Vectors) {
-  EXPECT_EQ(Sha256::toHex(Sha256::hmac(std::string(20, '\x0b'), "Hi There")),
+  EXPECT_EQ(digestHex(hmacSha256(std::string(20, '\x0b'), "Hi There")),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-  EXPECT_EQ(Sha256::toHex(Sha256::hmac("Jefe", "what do ya want for nothing?")),
+  EXPECT_EQ(digestHex(hmacSha256("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   // A key longer than the block is hashed first (test case 6).
-  EXPECT_EQ(Sha256::toHex(Sha256::hmac(
+  EXPECT_EQ(digestHex(hmacSha256(
                 std::string(131, '\xaa'),
                 "Test Using Larger Than Block-Size Key - Hash Key First")),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-  EXPECT_TRUE(Sha256::equalConstantTime("abc", "abc"));
-  EXPECT_FALSE(Sha256::equalConstantTime("abc", "abd"));
-  EXPECT_FALSE(Sha256::equalConstantTime("abc", "ab"));
+  EXPECT_TRUE(equalConstantTime("abc", "abc"));
+  EXPECT_FALSE(equalConstantTime("abc", "abd"));
+  EXPECT_FALSE(equalConstantTime("abc", "ab"));
 }
 
 TEST_F(DiskCacheSecurityTest, RewrittenPayloadAndChecksumDoNotVerify) {
@@ -258,9 +272,7 @@ TEST_F(DiskCacheSecurityTest, HugePayloadIsNotRead) {
   std::string payload = entryDir(in) + "/payload.bin";
   ASSERT_EQ(::truncate(payload.c_str(), off_t(huge)), 0);
   std::string meta = entryDir(in) + "/meta.json";
-  Json j = *Json::parse(slurp(meta));
-  j["payload_size"] = huge;
-  spit(meta, j.dump());
+  editMeta(meta, [&](json::Object &j) { j["payload_size"] = huge; });
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(cache.get(in));
   double seconds =

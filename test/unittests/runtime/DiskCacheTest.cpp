@@ -1,8 +1,10 @@
 //===- DiskCacheTest.cpp - the on-disk kernel cache -----------------------===//
 
 #include "runtime/DiskCache.h"
-#include "runtime/FileUtil.h"
-#include "runtime/Json.h"
+#include "runtime/DirFd.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 using namespace tile::runtime;
+namespace json = llvm::json;
 
 namespace {
 
@@ -107,12 +110,20 @@ TEST_F(DiskCacheTest, MetadataIsReadableJson) {
   DiskCache cache(dir);
   auto in = inputs();
   ASSERT_TRUE(cache.put(in, entry("payload")));
-  auto meta = Json::parse(slurp(path(in, "meta.json")));
+  std::string text = slurp(path(in, "meta.json"));
+  auto value = json::parse(text);
+  ASSERT_TRUE(bool(value)) << llvm::toString(value.takeError());
+  const json::Object *meta = value->getAsObject();
   ASSERT_TRUE(meta);
   EXPECT_EQ(meta->getString("key"), in.key());
   EXPECT_EQ(meta->getString("kernel_name"), "vadd");
-  EXPECT_EQ(meta->getInt("payload_size"), 7);
-  EXPECT_EQ(meta->get("key_inputs")->getString("target"), "sm_90");
+  EXPECT_EQ(meta->getInteger("payload_size"), 7);
+  EXPECT_EQ(meta->getObject("key_inputs")->getString("target"), "sm_90");
+  // Deterministic text for people and `python -m tile.cache`: sorted keys,
+  // two-space indentation.
+  EXPECT_EQ(text.rfind("{\n  \"attrs\": {\n    \"abi\": \"v1\"\n  },\n", 0), 0u)
+      << text;
+  EXPECT_LT(text.find("\"created_ns\""), text.find("\"format\""));
   EXPECT_EQ(slurp(path(in, "payload.bin")), "payload");
   EXPECT_EQ(slurp(path(in, "stage.ptx")), ".version 8.0");
 }
@@ -219,32 +230,35 @@ TEST_F(DiskCacheTest, MismatchedMetadataIsAMiss) {
   std::string metaPath = path(in, "meta.json");
 
   // A rejected entry is removed: each edit starts from a fresh one.
-  auto edit = [&](const std::function<void(Json &)> &change) {
+  auto edit = [&](const std::function<void(json::Object &)> &change) {
     ASSERT_TRUE(cache.put(in, entry("payload")));
-    Json meta = *Json::parse(slurp(metaPath));
-    change(meta);
-    spit(metaPath, meta.dump());
+    auto meta = json::parse(slurp(metaPath));
+    ASSERT_TRUE(bool(meta)) << llvm::toString(meta.takeError());
+    change(*meta->getAsObject());
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << *meta;
+    spit(metaPath, text);
   };
   // Valid JSON with correct checksums, but recorded for other inputs.
-  edit([](Json &m) { m["key_inputs"]["build_id"] = "tile 0.0.9"; });
+  edit([](json::Object &m) {
+    (*m.getObject("key_inputs"))["build_id"] = "tile 0.0.9";
+  });
   EXPECT_FALSE(cache.get(in));
-  edit([](Json &m) { m["key_inputs"]["ir_sha256"] = std::string(64, '0'); });
+  edit([](json::Object &m) {
+    (*m.getObject("key_inputs"))["ir_sha256"] = std::string(64, '0');
+  });
   EXPECT_FALSE(cache.get(in));
-  edit([](Json &m) { m["key"] = std::string(64, 'a'); });
+  edit([](json::Object &m) { m["key"] = std::string(64, 'a'); });
   EXPECT_FALSE(cache.get(in));
-  edit([](Json &m) { m["format"] = 1; });
+  edit([](json::Object &m) { m["format"] = 1; });
   EXPECT_FALSE(cache.get(in));
-  edit([](Json &m) { m["payload_size"] = 6; });
+  edit([](json::Object &m) { m["payload_size"] = 6; });
   EXPECT_FALSE(cache.get(in));
   // A stage name must not escape the entry directory.
-  edit([](Json &m) {
-    Json s = Json::object();
-    s["name"] = "../../etc/passwd";
-    s["size"] = 0;
-    s["sha256"] = "";
-    Json list = Json::array();
-    list.push(s);
-    m["stages"] = list;
+  edit([](json::Object &m) {
+    m["stages"] = json::Array{json::Object{
+        {"name", "../../etc/passwd"}, {"size", 0}, {"sha256", ""}}};
   });
   EXPECT_FALSE(cache.get(in));
   ASSERT_TRUE(cache.put(in, entry("payload")));
