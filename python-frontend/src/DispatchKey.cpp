@@ -8,103 +8,14 @@
 // path" (false) for what it does not know, and that path reports errors.
 //
 //===----------------------------------------------------------------------===//
-#include "DispatchKey.h"
+#include "Dispatch.h"
 
 #include <cstdint>
 #include <cstring>
 
 namespace tile_py::dispatch {
 
-// The memos are swapped out before their references go (as clearEntries
-// does): a DECREF may run code that calls the dispatcher again.
-void clearTypes(Impl &im) {
-  std::vector<TypeInfo> old;
-  old.swap(im.types);
-  for (TypeInfo &t : old)
-    Py_DECREF(t.type);
-}
-
-void clearDTypes(Impl &im) {
-  std::vector<DTypeInfo> old;
-  old.swap(im.dtypes);
-  for (DTypeInfo &d : old) {
-    Py_DECREF(d.src);
-    Py_DECREF(d.tile);
-  }
-}
-
 namespace {
-
-// -- classification ---------------------------------------------------------
-
-const TypeInfo *typeInfo(Impl &im, PyObject *v) {
-  PyTypeObject *t = Py_TYPE(v);
-  for (const TypeInfo &ti : im.types)
-    if (ti.type == t)
-      return &ti;
-  Ref r(PyObject_CallOneArg(im.kindFn, v));
-  if (!r || !PyTuple_Check(r.p) || PyTuple_GET_SIZE(r.p) != 2)
-    return nullptr;
-  long kind = PyLong_AsLong(PyTuple_GET_ITEM(r.p, 0));
-  long want = PyLong_AsLong(PyTuple_GET_ITEM(r.p, 1));
-  if (PyErr_Occurred())
-    return nullptr;
-  if (im.types.size() >= kMaxTypes)
-    clearTypes(im);
-  Py_INCREF(t);
-  im.types.push_back({t, uint64_t(kind), int(want)});
-  return &im.types.back();
-}
-
-bool setDType(DTypeInfo &info, PyObject *r) {
-  if (!r || !PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2)
-    return false;
-  info.tile = PyTuple_GET_ITEM(r, 0);
-  info.itemsize = PyLong_AsLongLong(PyTuple_GET_ITEM(r, 1));
-  return !(info.itemsize <= 0 || PyErr_Occurred());
-}
-
-/// The tile dtype of a torch/NumPy dtype object (by identity).
-const DTypeInfo *dtypeInfo(Impl &im, uint64_t kind, PyObject *dt) {
-  for (const DTypeInfo &d : im.dtypes)
-    if (d.src == dt)
-      return &d;
-  Ref kindObj(PyLong_FromUnsignedLongLong(kind));
-  if (!kindObj)
-    return nullptr;
-  Ref r(PyObject_CallFunctionObjArgs(im.dtypeFn, kindObj.p, dt, nullptr));
-  DTypeInfo info{dt, nullptr, 0};
-  if (!setDType(info, r.p))
-    return nullptr;
-  if (im.dtypes.size() >= kMaxDTypes)
-    clearDTypes(im);
-  Py_INCREF(info.src);
-  Py_INCREF(info.tile);
-  im.dtypes.push_back(info);
-  return &im.dtypes.back();
-}
-
-/// The tile dtype of a __cuda_array_interface__ typestr (by value).
-bool caiDType(Impl &im, PyObject *typestr, DTypeInfo &out) {
-  if (!PyUnicode_CheckExact(typestr))
-    return false;
-  PyObject *hit = PyDict_GetItemWithError(im.caiDtypes, typestr);
-  if (!hit) {
-    if (PyErr_Occurred() || PyDict_GET_SIZE(im.caiDtypes) > 256)
-      return false;
-    Ref kindObj(PyLong_FromUnsignedLongLong(kCai));
-    if (!kindObj)
-      return false;
-    Ref r(
-        PyObject_CallFunctionObjArgs(im.dtypeFn, kindObj.p, typestr, nullptr));
-    if (!setDType(out, r.p))
-      return false;
-    if (PyDict_SetItem(im.caiDtypes, typestr, r.p) < 0)
-      return false;
-    return true;
-  }
-  return setDType(out, hit);
-}
 
 // -- key parts ----------------------------------------------------------------
 
@@ -209,6 +120,18 @@ bool numpyPart(Impl &im, Work &w, Py_ssize_t i, PyObject *v) {
   Py_ssize_t ndim = view.ndim;
   if (ndim > kMaxRank || view.itemsize <= 0 || (ndim && !view.shape))
     return false;
+  // NumPy exports the canonical C strides of a C-contiguous array, which for
+  // an extent of 0 or 1 need not be `a.strides` (a (1, 32) transpose of a
+  // (32, 1) array has strides (8, 8), exported as (256, 8)). The Python key
+  // reads `a.strides`, so such arrays read it too.
+  Ref ownStrides;
+  for (Py_ssize_t d = 0; d < ndim && !ownStrides; ++d)
+    if (view.shape[d] <= 1) {
+      ownStrides.p = PyObject_GetAttr(v, sStrides);
+      if (!ownStrides || !PyTuple_Check(ownStrides.p) ||
+          PyTuple_GET_SIZE(ownStrides.p) != ndim)
+        return false;
+    }
   PyObject *shape[kMaxRank], *strides[kMaxRank];
   Py_ssize_t made = 0;
   struct Drop {
@@ -223,7 +146,11 @@ bool numpyPart(Impl &im, Work &w, Py_ssize_t i, PyObject *v) {
   } drop{shape, strides, &made};
   for (Py_ssize_t d = 0; d < ndim; ++d) {
     Py_ssize_t sb = view.strides ? view.strides[d] : 0;
-    if (!view.strides) { // C-contiguous
+    if (ownStrides) {
+      sb = PyLong_AsSsize_t(PyTuple_GET_ITEM(ownStrides.p, d));
+      if (sb == -1 && PyErr_Occurred())
+        return false;
+    } else if (!view.strides) { // C-contiguous
       sb = view.itemsize;
       for (Py_ssize_t e = d + 1; e < ndim; ++e)
         sb *= view.shape[e];

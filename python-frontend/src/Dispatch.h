@@ -1,12 +1,15 @@
-//===- DispatchKey.h - the C dispatcher's state and compact keys -*- C++
+//===- Dispatch.h - the C dispatcher's state, shared by its parts -*- C++
 //-*-===//
 //
-// Shared by Dispatch.cpp (the call, the cache, the Python types) and
-// DispatchKey.cpp (classifying arguments, building the compact key).
+// The dispatcher (`_tile.Dispatcher`, see Dispatch.cpp) in five files:
+// Dispatch.cpp (the call), DispatchArgs.cpp (classifying arguments: their
+// kind and tile dtype, memoized), DispatchKey.cpp (the compact
+// specialization key and flat values), DispatchCache.cpp (compact key ->
+// CompiledKernel), DispatchTypes.cpp (the CPython types and `addDispatcher`).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TILE_PY_DISPATCHKEY_H
-#define TILE_PY_DISPATCHKEY_H
+#ifndef TILE_PY_DISPATCH_H
+#define TILE_PY_DISPATCH_H
 
 #include <Python.h>
 
@@ -118,13 +121,73 @@ struct Ref {
   explicit operator bool() const { return p != nullptr; }
 };
 
-/// Fills `w` with the compact key and the flat values of `w.vals`; false:
-/// take the Python path (any error is cleared).
-bool computeKey(Impl &im, Work &w);
+// -- argument classification (DispatchArgs.cpp) -------------------------------
+
+/// The kind of `v`'s type (memoized; im.kindFn decides), or null: take the
+/// Python path.
+const TypeInfo *typeInfo(Impl &im, PyObject *v);
+/// The tile dtype of a torch/NumPy dtype object (by identity), or null.
+const DTypeInfo *dtypeInfo(Impl &im, uint64_t kind, PyObject *dt);
+/// The tile dtype of a __cuda_array_interface__ typestr (by value).
+bool caiDType(Impl &im, PyObject *typestr, DTypeInfo &out);
 /// Forget the memos of argument types and dtypes.
 void clearTypes(Impl &im);
 void clearDTypes(Impl &im);
 
+// -- the specialization key (DispatchKey.cpp)
+// ----------------------------------
+
+/// Fills `w` with the compact key and the flat values of `w.vals`; false:
+/// take the Python path (any error is cleared).
+bool computeKey(Impl &im, Work &w);
+
+// -- the dispatch cache (DispatchCache.cpp)
+// ------------------------------------
+
+/// How a hit launches: new references to the CompiledKernel and its
+/// default stream's functions.
+struct Hit {
+  PyObject *ck = nullptr, *streamFn = nullptr, *rawStream = nullptr,
+           *curDevice = nullptr;
+  ~Hit() {
+    Py_XDECREF(ck);
+    Py_XDECREF(streamFn);
+    Py_XDECREF(rawStream);
+    Py_XDECREF(curDevice);
+  }
+};
+
+/// Finds `w`'s key; false when it is not cached.
+bool lookup(Impl &im, Work &w, Hit &hit);
+/// Caches `ck` for `w`'s key; false with a Python error set.
+bool insert(Impl &im, Work &w, PyObject *ck);
+/// Forgets every entry (Kernel.cache changed).
+void clearEntries(Impl &im);
+
+// -- the call (Dispatch.cpp)
+// ---------------------------------------------------
+
+struct DispatcherObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  Impl *impl;
+};
+
+struct BoundObject {
+  PyObject_HEAD vectorcallfunc vectorcall;
+  DispatcherObject *dispatcher;
+  PyObject *grid;
+  PyObject *grid3; // (x, y, z) when `grid` is a tuple of positive ints
+};
+
+/// (x, y, z) for a tuple of 1 to 3 positive exact ints within the grid
+/// limits, else null (no error): CompiledKernel._grid3 handles the rest
+/// and raises the errors.
+PyObject *simpleGrid3(PyObject *grid);
+/// `kernel[grid](*args, **kwargs)`: the launch, through the cache or the
+/// Python launcher.
+PyObject *dispatch(DispatcherObject *self, PyObject *grid, PyObject *grid3,
+                   PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 } // namespace tile_py::dispatch
 
-#endif // TILE_PY_DISPATCHKEY_H
+#endif // TILE_PY_DISPATCH_H
