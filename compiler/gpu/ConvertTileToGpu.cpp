@@ -8,6 +8,7 @@
 #include "compiler/Passes.h"
 #include "compiler/gpu/GpuPipeline.h"
 #include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tile/TileGpuAsmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -171,6 +172,8 @@ struct ConvertTileToGpuPass
     target.addLegalDialect<gpu::GPUDialect, NVVM::NVVMDialect,
                            LLVM::LLVMDialect, vector::VectorDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
+    // The PTX the lowering writes itself, lowered by convert-gpu-to-nvvm.
+    target.addLegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp>();
     auto noTensors = [](Operation *op) {
       auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
       return llvm::none_of(op->getOperandTypes(), isTensor) &&

@@ -4,6 +4,7 @@
 #include "compiler/Passes.h"
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/LinearLayout.h"
+#include "compiler/gpu/TilePtxToLLVM.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -33,6 +34,7 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
   ub::registerConvertUBToLLVMInterface(registry);
   registerConvertNVVMToLLVMInterface(registry);
   NVVM::registerConvertGpuToNVVMInterface(registry);
+  registerConvertTilePtxToLLVMInterface(registry);
 }
 
 void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps,

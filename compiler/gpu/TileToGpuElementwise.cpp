@@ -61,23 +61,21 @@ struct ConstantPattern : OpConversionPattern<arith::ConstantOp> {
   }
 };
 
-/// One inline-asm instruction per element: approximate special functions,
-/// as Triton emits them (2 ulp; much faster than libdevice).
-Value perElementAsm(ConversionPatternRewriter &rewriter, Location loc,
-                    Value vec, StringRef asmText,
-                    const std::function<Value(Value)> &pre,
-                    const std::function<Value(Value)> &post) {
+/// One call of the NVVM intrinsic `intrinsic` (f32 -> f32) per element: the
+/// approximate special functions (ex2/lg2/rsqrt.approx.f32, 2 ulp; much
+/// faster than libdevice). The intrinsics are pure, so LLVM may CSE and hoist
+/// them, but it does not fold them.
+Value perElementIntrinsic(ConversionPatternRewriter &rewriter, Location loc,
+                          Value vec, StringRef intrinsic,
+                          const std::function<Value(Value)> &pre,
+                          const std::function<Value(Value)> &post) {
   SmallVector<Value> out;
   for (Value e : unpackVector(rewriter, loc, vec)) {
     Value in = pre ? pre(e) : e;
-    auto call = LLVM::InlineAsmOp::create(
-        rewriter, loc, rewriter.getF32Type(), ValueRange{in}, asmText, "=f,f",
-        /*has_side_effects=*/false, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(rewriter.getContext(),
-                                  LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
-    Value r = call.getResult(0);
+    Value r = LLVM::CallIntrinsicOp::create(
+                  rewriter, loc, rewriter.getF32Type(),
+                  rewriter.getStringAttr(intrinsic), ValueRange{in})
+                  .getResult(0);
     out.push_back(post ? post(r) : r);
   }
   return packVector(rewriter, loc, vec.getType(), out);
@@ -85,10 +83,10 @@ Value perElementAsm(ConversionPatternRewriter &rewriter, Location loc,
 
 template <typename OpTy>
 struct FastMathPattern : OpConversionPattern<OpTy> {
-  FastMathPattern(TypeConverter &converter, MLIRContext *ctx, StringRef asmText,
-                  double preScale, double postScale)
+  FastMathPattern(TypeConverter &converter, MLIRContext *ctx,
+                  StringRef intrinsic, double preScale, double postScale)
       : OpConversionPattern<OpTy>(converter, ctx, /*benefit=*/2),
-        asmText(asmText), preScale(preScale), postScale(postScale) {}
+        intrinsic(intrinsic), preScale(preScale), postScale(postScale) {}
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -106,11 +104,12 @@ struct FastMathPattern : OpConversionPattern<OpTy> {
       };
     };
     auto pre = scale(preScale), post = scale(postScale);
-    rewriter.replaceOp(op, perElementAsm(rewriter, loc, adaptor.getOperand(),
-                                         asmText, pre, post));
+    rewriter.replaceOp(op,
+                       perElementIntrinsic(rewriter, loc, adaptor.getOperand(),
+                                           intrinsic, pre, post));
     return success();
   }
-  std::string asmText;
+  std::string intrinsic;
   double preScale, postScale;
 };
 
@@ -303,19 +302,14 @@ void mlir::tile::populateTileToGpuElementwisePatterns(
                                 NVVM::GridDimYOp, NVVM::GridDimZOp>>(converter,
                                                                      ctx);
   const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
-  patterns.add<FastMathPattern<math::ExpOp>>(converter, ctx,
-                                             "ex2.approx.f32 $0, $1;", log2e,
-                                             1.0);
-  patterns.add<FastMathPattern<math::Exp2Op>>(converter, ctx,
-                                              "ex2.approx.f32 $0, $1;", 1.0,
-                                              1.0);
-  patterns.add<FastMathPattern<math::LogOp>>(converter, ctx,
-                                             "lg2.approx.f32 $0, $1;", 1.0,
-                                             ln2);
-  patterns.add<FastMathPattern<math::Log2Op>>(converter, ctx,
-                                              "lg2.approx.f32 $0, $1;", 1.0,
-                                              1.0);
-  patterns.add<FastMathPattern<math::RsqrtOp>>(converter, ctx,
-                                               "rsqrt.approx.f32 $0, $1;", 1.0,
-                                               1.0);
+  patterns.add<FastMathPattern<math::ExpOp>>(
+      converter, ctx, "llvm.nvvm.ex2.approx.f32", log2e, 1.0);
+  patterns.add<FastMathPattern<math::Exp2Op>>(
+      converter, ctx, "llvm.nvvm.ex2.approx.f32", 1.0, 1.0);
+  patterns.add<FastMathPattern<math::LogOp>>(
+      converter, ctx, "llvm.nvvm.lg2.approx.f", 1.0, ln2);
+  patterns.add<FastMathPattern<math::Log2Op>>(
+      converter, ctx, "llvm.nvvm.lg2.approx.f", 1.0, 1.0);
+  patterns.add<FastMathPattern<math::RsqrtOp>>(
+      converter, ctx, "llvm.nvvm.rsqrt.approx.f", 1.0, 1.0);
 }

@@ -4,10 +4,12 @@
 // it, in runs of up to 16 bytes (ld.global.v4.b32) where the array type
 // proves a unit inner stride, enough alignment and an extent divisible by
 // the run (so a run is wholly in or out of bounds). Accesses are predicated
-// inline PTX as Triton emits them: out-of-bounds lanes read the padding.
+// PTX as Triton emits them (tile.ptx.ld_global/st_global, TileGpuAsmOps.td):
+// out-of-bounds lanes read the padding.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tile/TileGpuAsmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -19,17 +21,6 @@ using namespace mlir::tile;
 
 namespace {
 
-LLVM::AsmDialectAttr attAsm(MLIRContext *ctx) {
-  return LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT);
-}
-
-/// PTX's name of a scope: cta, gpu or sys.
-const char *ptxScope(MemoryScope scope) {
-  return scope == MemoryScope::block ? "cta"
-         : scope == MemoryScope::sys ? "sys"
-                                     : "gpu";
-}
-
 /// NVPTX's sync scope of a tile scope ("" is the system).
 StringRef syncScope(MemoryScope scope) {
   return scope == MemoryScope::block ? "block"
@@ -37,15 +28,19 @@ StringRef syncScope(MemoryScope scope) {
                                      : "device";
 }
 
-/// The `.sem.scope` qualifiers of an ordered ld/st (".acquire.gpu"), or ""
-/// for a weak access.
-std::string ptxOrdering(Operation *op) {
+/// The memory_order and memory_scope of an ordered ld/st; nulls for a weak
+/// access.
+struct Ordering {
+  MemoryOrderAttr order;
+  MemoryScopeAttr scope;
+};
+Ordering accessOrdering(Operation *op) {
   MemoryOrder order = getMemoryOrder(op);
   if (order == MemoryOrder::weak)
-    return "";
-  return ("." + stringifyMemoryOrder(order) + "." +
-          ptxScope(getMemoryScope(op)))
-      .str();
+    return {};
+  MLIRContext *ctx = op->getContext();
+  return {MemoryOrderAttr::get(ctx, order),
+          MemoryScopeAttr::get(ctx, getMemoryScope(op))};
 }
 
 bool releases(MemoryOrder o) {
@@ -97,48 +92,18 @@ uint64_t padWord(Attribute pad, Type elemType, unsigned bits, int64_t word) {
 /// Returns the run's elements.
 SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
                                   Value pred, Type elemType, int64_t count,
-                                  Attribute pad, StringRef ordering = "") {
-  MLIRContext *ctx = b.getContext();
+                                  Attribute pad, Ordering ordering = {}) {
   Type mem = memType(elemType);
   int64_t bytes = count * storageBytes(elemType);
   WordShape ws = wordsFor(bytes);
   Type wordType = b.getIntegerType(ws.bits == 8 ? 16 : ws.bits);
-  std::string text, cons;
-  llvm::raw_string_ostream os(text);
-  const char *reg = ws.bits == 32 ? "r" : "h";
-  for (int64_t i = 0; i < ws.count; ++i) {
-    os << "mov.b" << (ws.bits == 32 ? 32 : 16) << " $" << i << ", 0x";
-    os.write_hex(padWord(pad, elemType, ws.bits, i));
-    os << ";\n\t";
-    cons += std::string("=") + reg + ",";
-  }
-  os << "@$" << ws.count + 1 << " ld" << ordering << ".global";
-  if (ws.count > 1)
-    os << ".v" << ws.count;
-  os << (ws.bits == 8 ? ".u8" : ws.bits == 16 ? ".b16" : ".b32") << " ";
-  if (ws.count > 1)
-    os << "{";
+  SmallVector<int64_t> pads;
   for (int64_t i = 0; i < ws.count; ++i)
-    os << (i ? ", $" : "$") << i;
-  if (ws.count > 1)
-    os << "}";
-  os << ", [$" << ws.count << " + 0];";
-  cons += "l,b";
-  Type resType = wordType;
-  if (ws.count > 1)
-    resType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(ws.count, wordType));
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, resType, ValueRange{addr, pred}, text, cons,
-      /*has_side_effects=*/true, false, LLVM::tailcallkind::TailCallKind::None,
-      attAsm(ctx), ArrayAttr());
-  SmallVector<Value> words;
-  if (ws.count == 1)
-    words.push_back(asmOp.getResult(0));
-  else
-    for (int64_t i = 0; i < ws.count; ++i)
-      words.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                                   ArrayRef<int64_t>{i}));
+    pads.push_back(padWord(pad, elemType, ws.bits, i));
+  auto ld = PtxLoadGlobalOp::create(
+      b, loc, SmallVector<Type>(ws.count, wordType), addr, pred, pads,
+      /*byte=*/ws.bits == 8, ordering.order, ordering.scope);
+  SmallVector<Value> words(ld.getWords());
   SmallVector<Value> elems;
   auto finish = [&](Value e) {
     // A byte arrives in a b16 register: narrow it (then bitcast an fp8).
@@ -176,8 +141,7 @@ SmallVector<Value> predicatedLoad(OpBuilder &b, Location loc, Value addr,
 
 /// `@pred st.global` of the run `elems` at `addr`.
 void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
-                     Type elemType, ValueRange elems, StringRef ordering = "") {
-  MLIRContext *ctx = b.getContext();
+                     Type elemType, ValueRange elems, Ordering ordering = {}) {
   Type mem = memType(elemType);
   int64_t count = elems.size();
   WordShape ws = wordsFor(count * storageBytes(elemType));
@@ -204,30 +168,8 @@ void predicatedStore(OpBuilder &b, Location loc, Value addr, Value pred,
       e = arith::ExtUIOp::create(b, loc, b.getI16Type(), e);
     words.push_back(e);
   }
-  std::string text, cons = "l,b";
-  llvm::raw_string_ostream os(text);
-  os << "@$1 st" << ordering << ".global";
-  if (ws.count > 1)
-    os << ".v" << ws.count;
-  os << (ws.bits == 8    ? ".b8"
-         : ws.bits == 16 ? ".b16"
-                         : ".b32")
-     << " [$0 + 0], ";
-  if (ws.count > 1)
-    os << "{";
-  for (int64_t i = 0; i < ws.count; ++i) {
-    os << (i ? ", $" : "$") << i + 2;
-    cons += ws.bits == 32 ? ",r" : ",h";
-  }
-  if (ws.count > 1)
-    os << "}";
-  os << ";";
-  SmallVector<Value> operands{addr, pred};
-  operands.append(words);
-  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, cons,
-                            /*has_side_effects=*/true, false,
-                            LLVM::tailcallkind::TailCallKind::None, attAsm(ctx),
-                            ArrayAttr());
+  PtxStoreGlobalOp::create(b, loc, addr, pred, words, /*byte=*/ws.bits == 8,
+                           ordering.order, ordering.scope);
 }
 
 Value globalAddress(OpBuilder &b, Location loc, const ArrayParts &parts,
@@ -337,7 +279,7 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
       order = *op.getOrder();
     if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncCopyAttr))
       return lowerAsyncCopy(op, adaptor, rewriter, ring.asArrayRef());
-    std::string ordering = ptxOrdering(op);
+    Ordering ordering = accessOrdering(op);
     if (failed(forEachRun(rewriter, op, adaptor.getArray(),
                           adaptor.getIndices(), type, op.getBlockShape(), order,
                           [&](int64_t, int64_t count, Value addr, Value pred) {
@@ -443,7 +385,7 @@ struct StorePattern : OpConversionPattern<StoreOp> {
     // A release orders the block's earlier accesses before each st.release.
     if (releases(getMemoryOrder(op)))
       barrier(rewriter, loc);
-    std::string ordering = ptxOrdering(op);
+    Ordering ordering = accessOrdering(op);
     if (failed(forEachRun(
             rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
             type.getShape(), std::nullopt,
@@ -523,7 +465,7 @@ struct GatherPattern : OpConversionPattern<GatherOp> {
     if (adaptor.getOther())
       others = unpackVector(rewriter, loc, adaptor.getOther());
     SmallVector<Value> elems;
-    std::string ordering = ptxOrdering(op);
+    Ordering ordering = accessOrdering(op);
     for (int64_t e = 0; e < n; ++e) {
       Value v = predicatedLoad(rewriter, loc, acc->addrs[e], acc->preds[e],
                                elemType, 1, Attribute(), ordering)[0];
@@ -557,7 +499,7 @@ struct ScatterPattern : OpConversionPattern<ScatterOp> {
     Value owner = isFirstReplica(rewriter, loc, *layout);
     if (releases(getMemoryOrder(op)))
       barrier(rewriter, loc);
-    std::string ordering = ptxOrdering(op);
+    Ordering ordering = accessOrdering(op);
     for (auto [e, v] : llvm::enumerate(values)) {
       Value p = arith::AndIOp::create(rewriter, loc, acc->preds[e], owner);
       predicatedStore(rewriter, loc, acc->addrs[e], p, type.getElementType(),
@@ -683,53 +625,12 @@ replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
 /// the element type (NVPTX prints every atomicrmw at gpu scope), else null.
 Value scopedAtom(OpBuilder &b, Location loc, AtomicKind kind, Value addr,
                  Value v, MemoryScope scope) {
-  Type t = v.getType();
-  bool i32 = t.isInteger(32), i64 = t.isInteger(64);
-  std::string op;
-  const char *reg = i64 || t.isF64() ? "l" : "r";
-  switch (kind) {
-  case AtomicKind::add:
-    op = i32         ? "add.u32"
-         : i64       ? "add.u64"
-         : t.isF32() ? "add.f32"
-         : t.isF64() ? "add.f64"
-                     : "";
-    reg = t.isF32() ? "f" : t.isF64() ? "d" : reg;
-    break;
-  case AtomicKind::max:
-  case AtomicKind::min:
-    if (i32 || i64)
-      op = std::string(kind == AtomicKind::max ? "max" : "min") +
-           (i32 ? ".s32" : ".s64");
-    break;
-  case AtomicKind::umax:
-  case AtomicKind::umin:
-    if (i32 || i64)
-      op = std::string(kind == AtomicKind::umax ? "max" : "min") +
-           (i32 ? ".u32" : ".u64");
-    break;
-  case AtomicKind::xchg:
-  case AtomicKind::and_:
-  case AtomicKind::or_:
-  case AtomicKind::xor_:
-    if (i32 || i64)
-      op = std::string(kind == AtomicKind::xchg   ? "exch"
-                       : kind == AtomicKind::and_ ? "and"
-                       : kind == AtomicKind::or_  ? "or"
-                                                  : "xor") +
-           (i32 ? ".b32" : ".b64");
-    break;
-  }
-  if (op.empty())
+  if (!PtxAtomGlobalOp::supports(kind, v.getType()))
     return Value();
-  std::string text = std::string("atom.relaxed.") + ptxScope(scope) +
-                     ".global." + op + " $0, [$1], $2;";
-  std::string cons = std::string("=") + reg + ",l," + reg;
-  return LLVM::InlineAsmOp::create(b, loc, t, ValueRange{addr, v}, text, cons,
-                                   /*has_side_effects=*/true, false,
-                                   LLVM::tailcallkind::TailCallKind::None,
-                                   attAsm(b.getContext()), ArrayAttr())
-      .getResult(0);
+  MLIRContext *ctx = b.getContext();
+  return PtxAtomGlobalOp::create(b, loc, v.getType(),
+                                 AtomicKindAttr::get(ctx, kind), addr, v,
+                                 MemoryScopeAttr::get(ctx, scope));
 }
 
 LLVM::AtomicOrdering llvmOrdering(MemoryOrder order) {

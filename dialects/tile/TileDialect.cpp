@@ -1,5 +1,6 @@
 //===- TileDialect.cpp - tile dialect registration ------------------------===//
 #include "dialects/tile/TileDialect.h"
+#include "dialects/tile/TileGpuAsmOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -42,6 +43,10 @@ void TileDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/tile/TileOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/tile/TileGpuAsmOps.cpp.inc"
       >();
   registerTypes();
   addAttributes<

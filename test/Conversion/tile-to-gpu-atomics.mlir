@@ -36,8 +36,8 @@ module attributes {tile.num_warps = 4 : i32} {
   // CHECK:   %[[C:.*]] = arith.cmpi eq, %[[V]]
   // CHECK:   %[[B:.*]] = vector.extract %[[C]][0]
   // CHECK:   scf.condition(%[[B]])
-  // CHECK: ld.global.b32
-  // CHECK: st.global.b32
+  // CHECK: tile.ptx.ld_global {{.*}} : i32
+  // CHECK: tile.ptx.st_global {{.*}} : i32
   // CHECK: gpu.barrier
   // CHECK-NEXT: llvm.fence syncscope("device") acq_rel
   // CHECK: scf.if
@@ -86,7 +86,7 @@ module attributes {tile.num_warps = 4 : i32} {
   // CHECK: llvm.fence syncscope("device") acq_rel
   // CHECK-NEXT: gpu.barrier
   // CHECK-NOT: !llvm.ptr<3>
-  // CHECK: st.global.b32
+  // CHECK: tile.ptx.st_global {{.*}} : i32
   func.func @histogram(%bins: !tile.array<?xi32, strides = [1], align = 16>,
                        %idx: !tile.array<?xi32, strides = [1], align = 16, div = 16>,
                        %out: !tile.array<?xi32, strides = [1], align = 16, div = 16>) attributes {tile.kernel} {

@@ -43,7 +43,7 @@ module attributes {tile.num_warps = 4 : i32} {
   // CHECK: %[[R:.*]] = arith.bitcast %{{.*}} : vector<2xi8> to vector<2xf8E5M2>
   // CHECK: %[[W:.*]] = vector.bitcast %{{.*}} : vector<2xf8E5M2> to vector<1xi16>
   // CHECK: %[[H:.*]] = vector.extract %[[W]][0] : i16 from vector<1xi16>
-  // CHECK: "@$1 st.global.b16 [$0 + 0], $2;", "l,b,h" %{{.*}}, %{{.*}}, %[[H]]
+  // CHECK: tile.ptx.st_global %{{.*}}, %{{.*}}, %[[H]] : i16
   func.func @from_f64(%x: !tile.array<?xf64, strides = [1], align = 16, div = 16>,
                       %o: !tile.array<?xf8E5M2, strides = [1], align = 16, div = 16>) attributes {tile.kernel} {
     %i = tile.bid 0

@@ -14,9 +14,9 @@ module attributes {tile.num_warps = 4 : i32} {
   // CHECK: nvvm.read.ptx.sreg.tid.x
   // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[XN]] : i64
   // CHECK: %[[P:.*]] = llvm.getelementptr %[[X]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-  // CHECK: llvm.inline_asm has_side_effects {{.*}}"{{.*}}@$5 ld.global.v4.b32 {$0, $1, $2, $3}, [$4 + 0];", "=r,=r,=r,=r,l,b" %[[P]], %[[IN]]
+  // CHECK: tile.ptx.ld_global %[[P]], %[[IN]] {pad = array<i64: 0, 0, 0, 0>} : i32, i32, i32, i32
   // CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf32>
-  // CHECK: llvm.inline_asm has_side_effects {{.*}}"@$1 st.global.v4.b32 [$0 + 0], {$2, $3, $4, $5};", "l,b,r,r,r,r"
+  // CHECK: tile.ptx.st_global %{{.*}} : i32, i32, i32, i32
   // CHECK: gpu.return
   func.func @vadd(%x: !tile.array<?xf32, strides = [1], align = 16, div = 16>,
                   %o: !tile.array<?xf32, strides = [1], align = 16, div = 16>,
@@ -36,9 +36,8 @@ module attributes {tile.num_warps = 4 : i32} {
 #blocked = #tile.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 module attributes {tile.num_warps = 4 : i32} {
   // CHECK-LABEL: gpu.func @unaligned
-  // CHECK-NOT: ld.global.v
-  // CHECK: "mov.b32 $0, 0x3f800000;\0A\09@$2 ld.global.b32 $0, [$1 + 0];"
-  // CHECK-NOT: ld.global.v
+  // CHECK: tile.ptx.ld_global %{{.*}}, %{{.*}} {pad = array<i64: 1065353216>} : i32
+  // CHECK-NOT: tile.ptx.ld_global {{.*}} : i32, i32
   func.func @unaligned(%x: !tile.array<?xf32>, %o: !tile.array<?xf32>) attributes {tile.kernel} {
     %i = tile.bid 0
     %a = tile.load %x[%i] {padding = 1.0 : f32} : !tile.array<?xf32> -> tensor<512xf32, #blocked>

@@ -49,7 +49,7 @@
 // Software pipelining: the next A and B tiles travel around the loop, their
 // loads at the top of the body, ahead of the mma's staging and barriers.
 // PIPE: scf.for {{.*}} -> (vector<64xf32>, vector<16xf16>, vector<16xf16>)
-// PIPE: ld.global.v4.b32
+// PIPE: tile.ptx.ld_global {{.*}} : i32, i32, i32, i32
 // PIPE: gpu.barrier
 // PIPE: nvvm.mma.sync
 

@@ -9,7 +9,7 @@
 
 // GPU: tile.num_warps = 8
 // GPU: scf.for {{.*}} iter_args({{.*}}) -> (vector<32xf32>)
-// GPU: llvm.inline_asm {{.*}}ld.global
+// GPU: tile.ptx.ld_global
 // GPU: scf.yield
 // GPU: gpu.shuffle xor
 // CHECK: .visible .entry row_sum(

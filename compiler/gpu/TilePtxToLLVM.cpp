@@ -1,0 +1,206 @@
+//===- TilePtxToLLVM.cpp - tile.ptx.* ops to llvm.inline_asm --------------===//
+//
+// The one place the GPU lowering's own PTX is written: each tile.ptx op is
+// one llvm.inline_asm with side effects (the accesses must neither move nor
+// merge), every operand in a register of its type.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/gpu/TilePtxToLLVM.h"
+#include "dialects/tile/TileGpuAsmOps.h"
+
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// `.sem.scope` of an ordered access (".acquire.gpu"), "" for a weak one.
+std::string ordering(std::optional<MemoryOrder> order,
+                     std::optional<MemoryScope> scope) {
+  if (!order || *order == MemoryOrder::weak)
+    return "";
+  const char *s = *scope == MemoryScope::block ? "cta"
+                  : *scope == MemoryScope::sys ? "sys"
+                                               : "gpu";
+  return ("." + stringifyMemoryOrder(*order) + "." + s).str();
+}
+
+/// The register constraint of a value of `type`.
+const char *reg(Type type) {
+  return type.isInteger(16)   ? "h"
+         : type.isInteger(64) ? "l"
+         : type.isF32()       ? "f"
+         : type.isF64()       ? "d"
+                              : "r";
+}
+
+/// `{$first, ..., $first+n-1}`, or `$first` for one word.
+std::string wordList(int64_t first, int64_t n) {
+  std::string s = n > 1 ? "{" : "";
+  for (int64_t i = 0; i < n; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return n > 1 ? s + "}" : s;
+}
+
+/// `.v4.b32`, `.b16`, `.u8`/`.b8` (a byte, loaded or stored).
+std::string wordSuffix(TypeRange words, bool byte, const char *bytePtx) {
+  std::string s = words.size() > 1 ? ".v" + std::to_string(words.size()) : "";
+  if (byte)
+    return s + bytePtx;
+  return s + (words.front().isInteger(16) ? ".b16" : ".b32");
+}
+
+LLVM::InlineAsmOp inlineAsm(OpBuilder &b, Location loc, TypeRange results,
+                            ValueRange operands, StringRef text,
+                            StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, results, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+/// The pads moved into the results $0..$n-1, then `@$n+1 ld [$n + 0]`.
+struct LoadGlobalLowering : ConvertOpToLLVMPattern<PtxLoadGlobalOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxLoadGlobalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TypeRange words = op.getWords().getTypes();
+    int64_t n = words.size();
+    unsigned bits = words.front().isInteger(16) ? 16 : 32;
+    std::string text, constraints;
+    llvm::raw_string_ostream os(text);
+    for (int64_t i = 0; i < n; ++i) {
+      os << "mov.b" << bits << " $" << i << ", 0x";
+      os.write_hex(static_cast<uint64_t>(op.getPad()[i]));
+      os << ";\n\t";
+      constraints += std::string("=") + reg(words.front()) + ",";
+    }
+    os << "@$" << n + 1 << " ld"
+       << ordering(op.getMemoryOrder(), op.getMemoryScope()) << ".global"
+       << wordSuffix(words, op.getByte(), ".u8") << " " << wordList(0, n)
+       << ", [$" << n << " + 0];";
+    constraints += "l,b";
+    Type result = words.front();
+    if (n > 1)
+      result = LLVM::LLVMStructType::getLiteral(rewriter.getContext(),
+                                                SmallVector<Type>(words));
+    Location loc = op.getLoc();
+    auto asmOp = inlineAsm(rewriter, loc, result,
+                           {adaptor.getAddress(), adaptor.getPredicate()}, text,
+                           constraints);
+    SmallVector<Value> values;
+    if (n == 1)
+      values.push_back(asmOp.getResult(0));
+    for (int64_t i = 0; n > 1 && i < n; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(
+          rewriter, loc, asmOp.getResult(0), ArrayRef<int64_t>{i}));
+    rewriter.replaceOp(op, values);
+    return success();
+  }
+};
+
+/// `@$1 st [$0 + 0], $2..`.
+struct StoreGlobalLowering : ConvertOpToLLVMPattern<PtxStoreGlobalOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxStoreGlobalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TypeRange words = op.getWords().getTypes();
+    std::string text = "@$1 st" +
+                       ordering(op.getMemoryOrder(), op.getMemoryScope()) +
+                       ".global" + wordSuffix(words, op.getByte(), ".b8") +
+                       " [$0 + 0], " + wordList(2, words.size()) + ";";
+    std::string constraints = "l,b";
+    for (Type t : words)
+      constraints += std::string(",") + reg(t);
+    SmallVector<Value> operands{adaptor.getAddress(), adaptor.getPredicate()};
+    llvm::append_range(operands, adaptor.getWords());
+    inlineAsm(rewriter, op.getLoc(), TypeRange{}, operands, text, constraints);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// `atom.relaxed.<scope>.global.<op>.<type> $0, [$1], $2`.
+struct AtomGlobalLowering : ConvertOpToLLVMPattern<PtxAtomGlobalOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxAtomGlobalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type t = op.getValue().getType();
+    bool wide = t.isInteger(64) || t.isF64();
+    std::string type = t.isF32()   ? ".f32"
+                       : t.isF64() ? ".f64"
+                       : wide      ? ".u64"
+                                   : ".u32";
+    std::string bits = wide ? ".b64" : ".b32";
+    std::string name;
+    switch (op.getKind()) {
+    case AtomicKind::add:
+      name = "add" + type;
+      break;
+    case AtomicKind::max:
+    case AtomicKind::min:
+      name = std::string(op.getKind() == AtomicKind::max ? "max" : "min") +
+             (wide ? ".s64" : ".s32");
+      break;
+    case AtomicKind::umax:
+      name = "max" + type;
+      break;
+    case AtomicKind::umin:
+      name = "min" + type;
+      break;
+    case AtomicKind::xchg:
+      name = "exch" + bits;
+      break;
+    case AtomicKind::and_:
+      name = "and" + bits;
+      break;
+    case AtomicKind::or_:
+      name = "or" + bits;
+      break;
+    case AtomicKind::xor_:
+      name = "xor" + bits;
+      break;
+    }
+    std::string text = ordering(MemoryOrder::relaxed, op.getMemoryScope());
+    text = "atom" + text + ".global." + name + " $0, [$1], $2;";
+    std::string constraints = std::string("=") + reg(t) + ",l," + reg(t);
+    rewriter.replaceOp(op, inlineAsm(rewriter, op.getLoc(), t,
+                                     {adaptor.getAddress(), adaptor.getValue()},
+                                     text, constraints)
+                               .getResults());
+    return success();
+  }
+};
+
+struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
+  using ConvertToLLVMPatternInterface::ConvertToLLVMPatternInterface;
+  void populateConvertToLLVMConversionPatterns(
+      ConversionTarget &target, LLVMTypeConverter &converter,
+      RewritePatternSet &patterns) const final {
+    target.addIllegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp>();
+    populateTilePtxToLLVMPatterns(converter, patterns);
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateTilePtxToLLVMPatterns(LLVMTypeConverter &converter,
+                                               RewritePatternSet &patterns) {
+  patterns.add<LoadGlobalLowering, StoreGlobalLowering, AtomGlobalLowering>(
+      converter);
+}
+
+void mlir::tile::registerConvertTilePtxToLLVMInterface(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, TileDialect *dialect) {
+    dialect->addInterfaces<TilePtxToLLVMInterface>();
+  });
+}

@@ -1,0 +1,78 @@
+//===- TileGpuAsmOps.td - PTX the GPU lowering writes itself -*- tablegen -*-===//
+//
+// The global accesses convert-tile-to-gpu needs in forms neither LLVM nor the
+// NVVM dialect has: NVPTX has no predicated or scoped forms of LLVM's loads,
+// stores and atomics (it prints every atomicrmw at gpu scope), and
+// nvvm.inline_ptx turns constant operands into immediates ("n"), which an
+// f32/f64 atomic or a constant predicate cannot take. Each op is one PTX
+// instruction with typed operands; TilePtxToLLVM.cpp lowers all of them to
+// llvm.inline_asm (in convert-gpu-to-nvvm).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_GPU_ASM_OPS_TD
+#define TILE_GPU_ASM_OPS_TD
+
+include "dialects/tile/TileDialect.td"
+include "dialects/tile/TileAttrs.td"
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+
+def Tile_GlobalPtr : LLVM_PointerInAddressSpace<1>;
+def Tile_PtxWord : AnyTypeOf<[I16, I32]>;
+
+def Tile_PtxLoadGlobalOp : Tile_Op<"ptx.ld_global"> {
+  let summary = "predicated ld.global of 1, 2 or 4 words; other lanes read the pad";
+  let description = [{
+    `mov` of each `pad` word into its result, then
+    `@predicate ld{.sem.scope}.global{.vN}.{b32,b16,u8}` of the words at
+    `address`: lanes off the predicate keep the pad. i16 words are one b16
+    word, or with `byte` one u8 (widened into the b16 register). An ordered
+    load has `memory_order` (relaxed or acquire) and `memory_scope`.
+  }];
+  let arguments = (ins Tile_GlobalPtr:$address, I1:$predicate,
+                       DenseI64ArrayAttr:$pad, UnitAttr:$byte,
+                       OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                       OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
+  let results = (outs Variadic<Tile_PtxWord>:$words);
+  let assemblyFormat = "$address `,` $predicate attr-dict `:` type($words)";
+  let hasVerifier = 1;
+}
+
+def Tile_PtxStoreGlobalOp : Tile_Op<"ptx.st_global"> {
+  let summary = "predicated st.global of 1, 2 or 4 words";
+  let description = [{
+    `@predicate st{.sem.scope}.global{.vN}.{b32,b16,b8}` of `words` at
+    `address`; with `byte` the one i16 word stores its low byte. An ordered
+    store has `memory_order` (relaxed or release) and `memory_scope`.
+  }];
+  let arguments = (ins Tile_GlobalPtr:$address, I1:$predicate,
+                       Variadic<Tile_PtxWord>:$words, UnitAttr:$byte,
+                       OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
+                       OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
+  let assemblyFormat = [{
+    $address `,` $predicate `,` $words attr-dict `:` type($words)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_PtxAtomGlobalOp : Tile_Op<"ptx.atom_global",
+    [AllTypesMatch<["value", "result"]>]> {
+  let summary = "atom.relaxed.<scope>.global.<kind>: a relaxed scoped atomic";
+  let description = [{
+    The old value at `address` after a relaxed read-modify-write with
+    `value` at `memory_scope` (block: cta, device: gpu, sys): add on
+    i32/i64/f32/f64, the others on i32/i64 (max/min signed, umax/umin
+    unsigned). `supports(kind, type)` says which.
+  }];
+  let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_GlobalPtr:$address,
+                       AnyTypeOf<[I32, I64, F32, F64]>:$value,
+                       Tile_MemoryScopeAttr:$memory_scope);
+  let results = (outs AnyTypeOf<[I32, I64, F32, F64]>:$result);
+  let assemblyFormat = "$kind $address `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether PTX has atom.<kind> for `type`.
+    static bool supports(::mlir::tile::AtomicKind kind, ::mlir::Type type);
+  }];
+}
+
+#endif // TILE_GPU_ASM_OPS_TD
