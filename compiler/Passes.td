@@ -132,6 +132,47 @@ def TileMapThreads : Pass<"tile-map-threads", "::mlir::ModuleOp"> {
                            "::mlir::tile::TileDialect"];
 }
 
+def TilePipelineMma : Pass<"tile-pipeline-mma", "::mlir::ModuleOp"> {
+  let summary = "Software-pipeline loops that feed tensor-core mmas";
+  let description = [{
+    In an `scf.for` whose `tile.load`s feed a tensor-core `tile.mma`, the
+    loads run ahead of the mma. `async`: a matmul-shaped loop (or one whose
+    mmas all take B from a load, as attention's K^T and V) streams its
+    operands through rings of shared memory (`tilegpu.alloc_shared`,
+    `tilegpu.async_copy` into `tilegpu.slot`s, one `tilegpu.async_group`
+    per iteration, `tilegpu.async_wait` on the token the loop carries) and
+    the mma becomes a `tilegpu.mma` on this iteration's slots; other loops
+    fall back to `regs`: the next iteration's loads are issued before this
+    iteration's mma and carried by the loop. An fp8 mma that gets no ring is
+    widened to f16 again.
+  }];
+  let options = [
+    Option<"mmaPipelining", "mma-pipelining", "std::string", "\"async\"",
+           "how mma loops are pipelined: off, regs (the next iteration's "
+           "loads issued before the mma) or async (a cp.async ring in "
+           "shared memory, else regs)">,
+    Option<"numStages", "num-stages", "int", "0",
+           "slots of an mma loop's cp.async ring (0: as many as fit; fewer "
+           "than the ring needs are raised to its minimum)">
+  ];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
+  let summary = "Give every shared-memory buffer of a kernel its offset";
+  let description = [{
+    Sets `offset` on each `tilegpu.alloc_shared` and `tilegpu.alloc_mbarriers`
+    of a kernel: buffers in program order, each at its type's alignment
+    (1024 bytes for swizzled ones). All live for the whole kernel. The
+    kernel's `tilegpu.shared_bytes` attribute records the end, where
+    convert-tile-to-gpu starts its own scratch.
+  }];
+}
+
 def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Lower thread-mapped tile IR to per-thread gpu/nvvm/llvm code";
   let description = [{
@@ -143,18 +184,11 @@ def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     stores become predicated, vectorized global accesses; reductions use
     in-thread combines, warp shuffles and shared memory; `tile.mma` uses
     `ldmatrix` + `mma.sync`; layout conversions go through shared memory.
+    The `tilegpu` ops of tile-pipeline-mma lower here too (cp.async, wgmma
+    with descriptors from the shared buffers' types), at the offsets
+    tile-allocate-shared gave them; the conversion's own scratch starts
+    above them.
   }];
-  let options = [
-    Option<"prefetch", "prefetch", "bool", "true",
-           "software-pipeline mma loops (false: as mma-pipelining=off)">,
-    Option<"mmaPipelining", "mma-pipelining", "std::string", "\"async\"",
-           "how mma loops are pipelined: off, regs (the next iteration's "
-           "loads issued before the mma) or async (a cp.async ring in "
-           "shared memory, else regs)">,
-    Option<"numStages", "num-stages", "int", "0",
-           "slots of an mma loop's cp.async ring (0: as many as fit; fewer "
-           "than the ring needs are raised to its minimum)">
-  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",

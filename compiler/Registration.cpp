@@ -4,6 +4,7 @@
 #include "compiler/gpu/GpuPipeline.h"
 #include "compiler/cpu/HostPipeline.h"
 
+#include "dialects/tilegpu/TileGpuDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,8 +21,8 @@ void mlir::tile::registerAllDialects(DialectRegistry &registry) {
   registry.insert<TileDialect, arith::ArithDialect, func::FuncDialect,
                   math::MathDialect, scf::SCFDialect, tensor::TensorDialect>();
   // What the GPU backend produces (tile-opt parses its stages).
-  registry.insert<gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
-                  vector::VectorDialect>();
+  registry.insert<tilegpu::TileGpuDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  NVVM::NVVMDialect, vector::VectorDialect>();
   registerGpuLoweringExtensions(registry);
   registerHostDialects(registry);
 }

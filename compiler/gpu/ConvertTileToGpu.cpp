@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/gpu/GpuPipeline.h"
+#include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tile/TileGpuAsmOps.h"
 
@@ -32,7 +33,8 @@ using namespace mlir::tile;
 namespace {
 
 /// Kernel argument types: per array a global pointer, its i64 extents and
-/// i64 strides; scalars as they are.
+/// i64 strides; per tensor map the generic address of its grid-constant
+/// parameter (translateToPtx makes it one); scalars as they are.
 SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
   SmallVector<Type> out;
   Type i64 = IntegerType::get(ctx, 64);
@@ -40,6 +42,10 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
     if (auto array = dyn_cast<ArrayType>(t)) {
       out.push_back(LLVM::LLVMPointerType::get(ctx, 1));
       out.append(2 * array.getRank(), i64);
+      continue;
+    }
+    if (isa<tilegpu::TensorMapType>(t)) {
+      out.push_back(LLVM::LLVMPointerType::get(ctx));
       continue;
     }
     out.push_back(t);
@@ -65,27 +71,45 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   // it for a single mma loop whose accumulator and (double-buffered)
   // operand tiles leave room for fragments and addresses.
   int64_t regs = 0, mmas = 0, threads = numWarps * 32;
-  func.walk([&](MmaOp mma) {
-    if (getMmaKind(mma) == MmaKind::Fma)
-      return;
+  auto count = [&](RankedTensorType acc, RankedTensorType a,
+                   RankedTensorType bTile) {
     ++mmas;
-    regs += cast<RankedTensorType>(mma.getType()).getNumElements() / threads;
-    for (Value operand : {mma.getA(), mma.getB()}) {
-      auto type = cast<RankedTensorType>(operand.getType());
+    regs += acc.getNumElements() / threads;
+    for (RankedTensorType type : {a, bTile})
       regs += 2 * type.getNumElements() * storageBytes(type.getElementType()) /
               (4 * threads);
-    }
+  };
+  func.walk([&](Operation *op) {
+    if (auto mma = dyn_cast<MmaOp>(op); mma && getMmaKind(mma) != MmaKind::Fma)
+      count(cast<RankedTensorType>(mma.getType()),
+            cast<RankedTensorType>(mma.getA().getType()),
+            cast<RankedTensorType>(mma.getB().getType()));
+    if (auto mma = dyn_cast<tilegpu::MmaOp>(op))
+      count(cast<RankedTensorType>(mma.getType()), mma.getATileType(),
+            mma.getBTileType());
   });
   if (mmas == 1 && regs <= 96 && numWarps >= 4)
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
   // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins.
   if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy"))
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(occupancy.getInt()));
+  // Where the conversion's scratch starts (sharedBase).
+  if (auto reserved = func->getAttr(kSharedBytesAttr))
+    gpuFunc->setAttr(kSharedBytesAttr, reserved);
   Block &entry = gpuFunc.getBody().front();
   Block &oldEntry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   unsigned next = 0;
+  SmallVector<int32_t> tensorMaps;
   for (BlockArgument arg : oldEntry.getArguments()) {
+    if (isa<tilegpu::TensorMapType>(arg.getType())) {
+      tensorMaps.push_back(next);
+      arg.replaceAllUsesWith(
+          UnrealizedConversionCastOp::create(b, arg.getLoc(), arg.getType(),
+                                             entry.getArgument(next++))
+              .getResult(0));
+      continue;
+    }
     if (auto array = dyn_cast<ArrayType>(arg.getType())) {
       unsigned n = 1 + 2 * array.getRank();
       SmallVector<Value> parts(entry.getArguments().slice(next, n));
@@ -97,6 +121,8 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     }
     arg.replaceAllUsesWith(entry.getArgument(next++));
   }
+  if (!tensorMaps.empty())
+    gpuFunc->setAttr(kGridConstantArgsAttr, b.getDenseI32ArrayAttr(tensorMaps));
   if (!func.getBody().hasOneBlock())
     return func.emitError("kernels must have a single block");
   // Splice the body after the casts, then swap the return.
@@ -154,21 +180,11 @@ struct ConvertTileToGpuPass
     for (func::FuncOp func : kernels)
       if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
         return signalPassFailure();
-    std::optional<MmaPipelining> pipelining = parseMmaPipelining(mmaPipelining);
-    if (!pipelining) {
-      module.emitError() << "convert-tile-to-gpu: mma-pipelining must be "
-                            "off, regs or async, not '"
-                         << mmaPipelining << "'";
-      return signalPassFailure();
-    }
-    if (failed(prefetchMmaLoads(
-            gpuModule, prefetch ? *pipelining : MmaPipelining::Off, numStages)))
-      return signalPassFailure();
 
     TileGpuTypeConverter converter(ctx);
     RewritePatternSet patterns(ctx);
     ConversionTarget target(*ctx);
-    target.addIllegalDialect<TileDialect>();
+    target.addIllegalDialect<TileDialect, tilegpu::TileGpuDialect>();
     target.addLegalDialect<gpu::GPUDialect, NVVM::NVVMDialect,
                            LLVM::LLVMDialect, vector::VectorDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
@@ -190,15 +206,21 @@ struct ConvertTileToGpuPass
     populateTileToGpuMmaPatterns(converter, patterns, state);
     populateTileToGpuDebugPatterns(converter, patterns, state);
     populateTileToGpuLaunchOrderPatterns(converter, patterns, state);
+    populateTileGpuToNvvmPatterns(converter, patterns, state);
+    // Buffers of tile-allocate-shared, then the scratch above them.
+    int64_t reserved = 0;
+    for (auto func : gpuModule.getOps<gpu::GPUFuncOp>())
+      if (auto bytes = func->getAttrOfType<IntegerAttr>(kSharedBytesAttr))
+        reserved = std::max(reserved, bytes.getInt());
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
-    placeRings(gpuModule, state);
-    waitForWgmmaResults(gpuModule);
+    if (state.sharedMem || reserved)
+      state.sharedMem += reserved;
 
-    // The array casts are dead once every use is lowered.
+    // The array and tensor-map casts are dead once every use is lowered.
     gpuModule.walk([](UnrealizedConversionCastOp cast) {
       if (cast->use_empty() && cast->getNumResults() == 1 &&
-          isa<ArrayType>(cast.getResult(0).getType()))
+          isa<ArrayType, tilegpu::TensorMapType>(cast.getResult(0).getType()))
         cast.erase();
     });
     gpuModule->setAttr("tile.shared_mem", b.getI32IntegerAttr(state.sharedMem));

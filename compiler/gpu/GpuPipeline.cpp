@@ -37,15 +37,17 @@ void mlir::tile::registerGpuLoweringExtensions(DialectRegistry &registry) {
   registerConvertTilePtxToLLVMInterface(registry);
 }
 
-void mlir::tile::buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
-                                        bool warpgroupMma,
-                                        const ConvertTileToGpuOptions &gpu) {
+void mlir::tile::buildTileToGpuPipeline(
+    OpPassManager &pm, int numWarps, bool warpgroupMma,
+    const TilePipelineMmaOptions &pipelining) {
   buildTilingPipeline(pm, /*gpu=*/true, numWarps, warpgroupMma);
   TileMapThreadsOptions mapOptions;
   mapOptions.numWarps = numWarps;
   pm.addPass(createTileMapThreads(mapOptions));
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertTileToGpu(gpu));
+  pm.addPass(createTilePipelineMma(pipelining));
+  pm.addPass(createTileAllocateShared());
+  pm.addPass(createConvertTileToGpu());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -78,11 +80,11 @@ struct TileGpuPipelineOptions : PassPipelineOptions<TileGpuPipelineOptions> {
       llvm::cl::desc("cp.async ring slots of mma loops (0: chosen)"),
       llvm::cl::init(0)};
 
-  ConvertTileToGpuOptions gpuOptions() const {
-    ConvertTileToGpuOptions gpu;
-    gpu.mmaPipelining = mmaPipelining;
-    gpu.numStages = numStages;
-    return gpu;
+  TilePipelineMmaOptions pipeliningOptions() const {
+    TilePipelineMmaOptions pipelining;
+    pipelining.mmaPipelining = mmaPipelining;
+    pipelining.numStages = numStages;
+    return pipelining;
   }
 };
 } // namespace
@@ -93,7 +95,7 @@ void mlir::tile::registerTileGpuPipelines() {
       "tile IR to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
         buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma,
-                               options.gpuOptions());
+                               options.pipeliningOptions());
       });
   PassPipelineRegistration<TileGpuPipelineOptions>(
       "tile-to-llvm-nvvm",
@@ -101,7 +103,7 @@ void mlir::tile::registerTileGpuPipelines() {
       "--tile-emit-ptx)",
       [](OpPassManager &pm, const TileGpuPipelineOptions &options) {
         buildTileToGpuPipeline(pm, options.numWarps, options.warpgroupMma,
-                               options.gpuOptions());
+                               options.pipeliningOptions());
         buildGpuToNVVMPipeline(pm);
       });
 }
@@ -137,11 +139,18 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   if (auto warps = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
     bin.numWarps = warps.getInt();
 
+  // The asynchronous level: rings, copies and mmas on shared operands.
+  PassManager pipePm(ctx);
+  TilePipelineMmaOptions pipelining;
+  pipelining.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
+  pipelining.numStages = opts.numStages;
+  pipePm.addPass(createTilePipelineMma(pipelining));
+  pipePm.addPass(createTileAllocateShared());
+  if (failed(runStage(module, pipePm, "pipelined", opts, bin.stages, failure)))
+    return mlir::failure();
+
   PassManager gpuPm(ctx);
-  ConvertTileToGpuOptions gpuOptions;
-  gpuOptions.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
-  gpuOptions.numStages = opts.numStages;
-  gpuPm.addPass(createConvertTileToGpu(gpuOptions));
+  gpuPm.addPass(createConvertTileToGpu());
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());
   if (failed(runStage(module, gpuPm, "gpu", opts, bin.stages, failure)))

@@ -11,7 +11,7 @@ namespace mlir::tile {
 /// to gpu.func kernels on per-thread vectors (gpu/nvvm/llvm/vector/arith/scf).
 void buildTileToGpuPipeline(OpPassManager &pm, int numWarps,
                             bool warpgroupMma = false,
-                            const ConvertTileToGpuOptions &gpu = {});
+                            const TilePipelineMmaOptions &pipelining = {});
 /// The gpu.module down to the LLVM and NVVM dialects only (translatable).
 void buildGpuToNVVMPipeline(OpPassManager &pm);
 /// The dialect extensions the lowering to NVVM relies on (ConvertToLLVM

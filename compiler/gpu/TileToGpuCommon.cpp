@@ -19,6 +19,20 @@ TileGpuTypeConverter::TileGpuTypeConverter(MLIRContext *ctx) {
       return std::nullopt;
     return VectorType::get({layout->getNumRegs()}, type.getElementType());
   });
+  // Shared buffers and mbarriers are their address in the shared window; a
+  // tensor map the generic address of its __grid_constant__ parameter. A
+  // token orders nothing once lowered: a constant the canonicalizer drops.
+  addConversion([ctx](tilegpu::SharedBufferType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, 3);
+  });
+  addConversion([ctx](tilegpu::MBarriersType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx, 3);
+  });
+  addConversion([ctx](tilegpu::TensorMapType) -> Type {
+    return LLVM::LLVMPointerType::get(ctx);
+  });
+  addConversion(
+      [ctx](tilegpu::TokenType) -> Type { return IntegerType::get(ctx, 32); });
 }
 
 FailureOr<ArrayParts> mlir::tile::getArrayParts(Value array) {
@@ -133,9 +147,23 @@ Value mlir::tile::packVector(OpBuilder &b, Location loc, Type vecType,
                                         elems);
 }
 
-Value mlir::tile::sharedBase(OpBuilder &b, Location loc) {
+Value mlir::tile::sharedWindow(OpBuilder &b, Location loc) {
   return LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), kSharedSymbol);
+}
+
+Value mlir::tile::sharedBase(OpBuilder &b, Location loc) {
+  Value window = sharedWindow(b, loc);
+  Operation *kernel = b.getInsertionBlock()->getParentOp();
+  if (!isa<gpu::GPUFuncOp>(kernel))
+    kernel = kernel->getParentOfType<gpu::GPUFuncOp>();
+  auto reserved =
+      kernel ? kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttr) : nullptr;
+  if (!reserved)
+    return window;
+  return LLVM::GEPOp::create(
+      b, loc, window.getType(), b.getI8Type(), window,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(reserved.getInt())});
 }
 
 void mlir::tile::barrier(OpBuilder &b, Location loc) {
@@ -344,19 +372,6 @@ MmaSmemLayout mlir::tile::getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
   return l;
 }
 
-Value mlir::tile::ringSlot(OpBuilder &b, Location loc, Operation *op,
-                           int64_t ahead, int64_t stages) {
-  auto loop = cast<scf::ForOp>(op->getParentOp());
-  Value iter = arith::DivSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, loop.getInductionVar(),
-                            loop.getLowerBound()),
-      loop.getStep());
-  return arith::RemSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, iter, constI32(b, loc, ahead)),
-      constI32(b, loc, stages));
-}
-
 Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
                                  Value col, int64_t rows, int64_t elemBytes,
                                  int64_t swizzle) {
@@ -377,27 +392,4 @@ Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
       arith::MulIOp::create(b, loc, row, c(swizzle)));
   return arith::AddIOp::create(b, loc, offset,
                                arith::MulIOp::create(b, loc, swizzled, c(16)));
-}
-
-Value mlir::tile::ringBase(OpBuilder &b, Location loc) {
-  auto offset =
-      LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(0));
-  offset->setAttr(kRingOffsetAttr, b.getUnitAttr());
-  Value shared = sharedBase(b, loc);
-  return LLVM::GEPOp::create(b, loc, shared.getType(), b.getI8Type(), shared,
-                             ValueRange{offset});
-}
-
-void mlir::tile::placeRings(Operation *root, GpuLoweringState &state) {
-  if (!state.ringMem)
-    return;
-  int64_t align = state.ringAlign;
-  int64_t offset = (state.sharedMem + align - 1) / align * align;
-  root->walk([&](LLVM::ConstantOp c) {
-    if (c->hasAttr(kRingOffsetAttr)) {
-      c.setValueAttr(IntegerAttr::get(c.getType(), offset));
-      c->removeAttr(kRingOffsetAttr);
-    }
-  });
-  state.sharedMem = offset + state.ringMem;
 }

@@ -12,6 +12,7 @@
 
 #include "compiler/MmaPipelining.h"
 #include "compiler/gpu/LinearLayout.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -27,19 +28,15 @@ public:
 /// What the patterns of one kernel conversion share.
 struct GpuLoweringState {
   int numWarps = 4;
-  /// Bytes of dynamic shared memory the kernel needs (max over uses: every
-  /// use starts at offset 0 behind a barrier).
+  /// Bytes of scratch shared memory the kernel needs (max over uses: every
+  /// use starts at the scratch base, sharedBase, behind a barrier).
   int64_t sharedMem = 0;
   void needShared(int64_t bytes) { sharedMem = std::max(sharedMem, bytes); }
-  /// Bytes of cp.async rings: they sit above every other use (placed once
-  /// all of those are known, see ringBase), so no scratch use clobbers a
-  /// slot that is being filled.
-  int64_t ringMem = 0;
-  void needRing(int64_t bytes) { ringMem = std::max(ringMem, bytes); }
-  /// Alignment of the ring area: 1024 for wgmma's swizzled panels, whose
-  /// pattern repeats every 1024 bytes from an aligned address.
-  int64_t ringAlign = 16;
 };
+
+/// On a kernel: the bytes of shared memory its tilegpu buffers take
+/// (tile-allocate-shared); scratch starts there.
+constexpr llvm::StringLiteral kSharedBytesAttr = "tilegpu.shared_bytes";
 
 /// A conversion pattern that records what the kernel needs (shared memory)
 /// or reads the launch shape (warps) in the lowering's state: the base of
@@ -84,7 +81,11 @@ int64_t getContiguity(const LinearLayout &layout, unsigned dim);
 SmallVector<Value> unpackVector(OpBuilder &b, Location loc, Value vec);
 Value packVector(OpBuilder &b, Location loc, Type vecType, ValueRange elems);
 
-/// Base of the dynamic shared memory buffer (!llvm.ptr<3>).
+/// The dynamic shared memory window (!llvm.ptr<3>), where the tilegpu
+/// buffers sit at their offsets.
+Value sharedWindow(OpBuilder &b, Location loc);
+/// Base of the conversion's scratch shared memory (!llvm.ptr<3>): the
+/// window past the enclosing kernel's tilegpu buffers (kSharedBytesAttr).
 Value sharedBase(OpBuilder &b, Location loc);
 void barrier(OpBuilder &b, Location loc);
 
@@ -118,31 +119,6 @@ Value shuffleXor(OpBuilder &b, Location loc, Value v, unsigned mask);
 SmallVector<Value> applyCombiner(OpBuilder &b, Location loc, Region &combiner,
                                  ValueRange acc, ValueRange next);
 
-
-/// Software pipelining of loops that feed tensor-core tile.mma from
-/// tile.load. Registers: the next iteration's loads are issued before this
-/// iteration's mma. AsyncCopy: a ring of `stages` shared-memory slots filled
-/// by cp.async, `stages - 1` iterations ahead, one barrier per iteration;
-/// the loads and the mma are marked with kAsyncCopyAttr / kAsyncMmaAttr.
-/// `numStages` > 0 asks for that many ring slots; more than fit in a
-/// block's shared memory is an error at the mma.
-LogicalResult prefetchMmaLoads(Operation *root, MmaPipelining mode,
-                               int64_t numStages);
-
-/// On a tile.load: [byte offset in the slot, row stride (elements), slot
-/// bytes, stages, iterations ahead, fixed slot or -1, swizzle]: the load
-/// lowers to cp.async into the ring slot instead of registers. Swizzle 128:
-/// no row stride; the block is stored as panels of 128 bytes per row (the
-/// wgmma layout), 16-byte chunk c of row r at chunk c ^ (r % 8); 64: rows
-/// of 64 bytes, chunk c ^ ((r / 2) % 4) (A with K = 32 f16).
-constexpr llvm::StringLiteral kAsyncCopyAttr = "tile.async_copy";
-/// On a tile.mma: [stages, slot bytes, A's offset in the slot (-1: not in
-/// the ring), B's offset, B K-major (optional; K^T in attention), wgmma
-/// result awaited (optional: 1 when something other than the next
-/// iteration's wgmma reads it)]: operands are read from the ring, not
-/// staged.
-constexpr llvm::StringLiteral kAsyncMmaAttr = "tile.async_mma";
-
 /// Shared-memory layout of mma operands: A [m][k + pad], B [k][n + pad]
 /// (or B^T [n][k + pad]), each region 16-byte aligned.
 struct MmaSmemLayout {
@@ -151,30 +127,55 @@ struct MmaSmemLayout {
 MmaSmemLayout getMmaSmemLayout(int64_t m, int64_t n, int64_t k,
                                int64_t elemBytes, bool bTransposed);
 
-/// Lowers a tile.mma with a warpgroup tiling whose A and B are in a
-/// swizzled cp.async ring (`ring`: the op's kAsyncMmaAttr) to wgmma
-/// (TileToGpuWgmma.cpp); `acc` is the converted accumulator.
-LogicalResult lowerWarpgroupMma(MmaOp op, Value acc, ArrayRef<int64_t> ring,
+/// What the tensor-core lowering of an mma reads: a tile.mma (operands in
+/// registers) or a tilegpu.mma (B, and maybe A, in shared memory).
+struct TensorCoreOperands {
+  Operation *op = nullptr;
+  /// The operands as tiles (no layout when in shared memory); B as [k][n].
+  RankedTensorType aType, bType;
+  MmaTilingAttr tiling;
+  /// k of one instruction when there is no tiling.
+  int64_t instrK = 16;
+  /// Converted registers; null for an operand in shared memory.
+  Value a, b, acc;
+  /// This iteration's slots (!llvm.ptr<3>) and their row strides
+  /// (elements), or null.
+  Value aShared, bShared;
+  int64_t aStride = 0, bStride = 0;
+  /// The shared B holds B^T ([n][k]).
+  bool bSharedTransposed = false;
+};
+
+/// ldmatrix + mma.sync (or wgmma with A in registers, from a tilegpu.mma)
+/// for a tensor-core mma whose accumulator has the #tile.mma layout
+/// (TileToGpuMma.cpp).
+LogicalResult lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
+                                 ConversionPatternRewriter &rewriter,
+                                 const TypeConverter &converter,
+                                 GpuLoweringState &state);
+
+/// Lowers a tilegpu.mma with a warpgroup tiling whose A and B are
+/// swizzled shared buffers to wgmma (TileToGpuWgmma.cpp); `acc` is the
+/// converted accumulator, `aSlot` and `bSlot` the converted buffers.
+LogicalResult lowerWarpgroupMma(tilegpu::MmaOp op, Value acc, Value aSlot,
+                                Value bSlot,
                                 ConversionPatternRewriter &rewriter,
-                                const TypeConverter &converter,
-                                GpuLoweringState &state);
+                                const TypeConverter &converter);
 
 /// wgmma with A from registers (`aFrags[kk / 16][i]`: the four 32-bit
 /// m16k16 fragment registers of 64-row block i, mma.sync's A layout) and B
-/// from the swizzled ring (TileToGpuWgmma.cpp); waits for the result.
-LogicalResult lowerWarpgroupMmaRegA(
-    MmaOp op, Value acc, ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
-    ArrayRef<int64_t> ring, ConversionPatternRewriter &rewriter,
-    const TypeConverter &converter, GpuLoweringState &state);
+/// from the swizzled buffer `bSlot` (TileToGpuWgmma.cpp); waits for the
+/// result.
+LogicalResult
+lowerWarpgroupMmaRegA(tilegpu::MmaOp op, Value acc,
+                      ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
+                      Value bSlot, ConversionPatternRewriter &rewriter,
+                      const TypeConverter &converter);
 
-/// On the wgmma.wait_group 0 after a wgmma loop: the loop's f32 results are
-/// accumulators of wgmmas still in flight (waitForWgmmaResults).
-constexpr llvm::StringLiteral kWgmmaResultsAttr = "tile.wgmma_results";
-
-/// Replaces each wait marked kWgmmaResultsAttr by an inline-asm wait that
-/// takes and returns the loop's f32 results, so that no use of an
-/// accumulator can be scheduled before the wgmmas writing it are done.
-void waitForWgmmaResults(Operation *root);
+/// `wgmma.wait_group group` as an asm statement that takes and returns
+/// `values` (f32), so that no read of them can be scheduled before it.
+SmallVector<Value> waitCarrying(OpBuilder &b, Location loc, ValueRange values,
+                                int64_t group);
 
 /// Byte offset of element (row, col) of a `rows`-row block stored as
 /// `swizzle`-byte swizzled panels (wgmma's 128B or 64B mode): panel col / W
@@ -189,18 +190,6 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value row, Value col,
 inline int64_t warpgroupSwizzle(int64_t rowBytes) {
   return rowBytes % 128 == 0 ? 128 : 64;
 }
-
-/// Base of the cp.async ring area: an offset constant marked
-/// kRingOffsetAttr, patched by placeRings after the conversion.
-Value ringBase(OpBuilder &b, Location loc);
-constexpr llvm::StringLiteral kRingOffsetAttr = "tile.ring_offset";
-/// Puts the rings above the other shared memory uses of `root`.
-void placeRings(Operation *root, GpuLoweringState &state);
-
-/// Ring slot of an op directly in an scf.for body: (iteration + ahead) %
-/// stages, as i32.
-Value ringSlot(OpBuilder &b, Location loc, Operation *op, int64_t ahead,
-               int64_t stages);
 
 void populateTileToGpuElementwisePatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns,
@@ -226,6 +215,21 @@ void populateTileToGpuDebugPatterns(TypeConverter &converter,
 void populateTileToGpuLaunchOrderPatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           GpuLoweringState &state);
+/// Walks the runs of `op`'s block as a tile.load of it would: calls
+/// `fn(firstReg, count, address, inBounds)` per run (TileToGpuMemory.cpp).
+LogicalResult
+forEachCopyRun(OpBuilder &b, tilegpu::AsyncCopyOp op, Value array,
+               ValueRange indices,
+               function_ref<void(int64_t, int64_t, Value, Value)> fn);
+
+/// The tilegpu ops: shared buffers, async copies, mmas on shared operands
+/// (TileToGpuAsync.cpp).
+void populateTileGpuToNvvmPatterns(TypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   GpuLoweringState &state);
+/// mbarrier and TMA ops (TileToGpuTma.cpp); added by the tilegpu patterns.
+void populateTileGpuTmaPatterns(TypeConverter &converter,
+                                RewritePatternSet &patterns);
 
 } // namespace mlir::tile
 

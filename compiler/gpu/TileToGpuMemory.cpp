@@ -277,8 +277,6 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
     std::optional<ArrayRef<int64_t>> order;
     if (op.getOrder())
       order = *op.getOrder();
-    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncCopyAttr))
-      return lowerAsyncCopy(op, adaptor, rewriter, ring.asArrayRef());
     Ordering ordering = accessOrdering(op);
     if (failed(forEachRun(rewriter, op, adaptor.getArray(),
                           adaptor.getIndices(), type, op.getBlockShape(), order,
@@ -295,77 +293,6 @@ struct LoadPattern : OpConversionPattern<LoadOp> {
     if (acquires(getMemoryOrder(op)))
       barrier(rewriter, op.getLoc());
     rewriter.replaceOp(op, packVector(rewriter, op.getLoc(), vecType, elems));
-    return success();
-  }
-
-  /// 16-byte cp.async (zero-filled out of bounds) into a ring slot laid out
-  /// as the mma reads it; the result is unused.
-  LogicalResult lowerAsyncCopy(LoadOp op, OpAdaptor adaptor,
-                               ConversionPatternRewriter &rewriter,
-                               ArrayRef<int64_t> ring) const {
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    Type elemType = type.getElementType();
-    FailureOr<LinearLayout> layout = toLinearLayout(type);
-    if (failed(layout))
-      return failure();
-    int64_t offset = ring[0], stride = ring[1], slotBytes = ring[2],
-            stages = ring[3], ahead = ring[4], fixed = ring[5],
-            swizzle = ring.size() > 6 ? ring[6] : 0;
-    Value slot = fixed >= 0 ? constI32(rewriter, loc, fixed)
-                            : ringSlot(rewriter, loc, op, ahead, stages);
-    Value byteOff = arith::AddIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, slot,
-                              constI32(rewriter, loc, slotBytes)),
-        constI32(rewriter, loc, offset));
-    Value shared = ringBase(rewriter, loc);
-    Value base =
-        LLVM::GEPOp::create(rewriter, loc, shared.getType(),
-                            rewriter.getI8Type(), shared, ValueRange{byteOff});
-    // The block's last two dimensions (others are 1) make the slot's rows.
-    unsigned r0 = type.getRank() - 2, r1 = r0 + 1;
-    SmallVector<Value> tc = threadCoords(rewriter, loc, *layout);
-    Value threadOff = arith::AddIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, tc[r0],
-                              constI32(rewriter, loc, stride)),
-        tc[r1]);
-    int64_t rows = type.getDimSize(r0);
-    int64_t eb = storageBytes(elemType);
-    // Byte offset of element (r, c) of the block in the slot region.
-    auto slotOffset = [&](int64_t dr, int64_t dc) -> Value {
-      if (!swizzle)
-        return arith::MulIOp::create(
-            rewriter, loc,
-            arith::AddIOp::create(rewriter, loc, threadOff,
-                                  constI32(rewriter, loc, dr * stride + dc)),
-            constI32(rewriter, loc, eb));
-      return swizzledOffset(rewriter, loc,
-                            arith::AddIOp::create(rewriter, loc, tc[r0],
-                                                  constI32(rewriter, loc, dr)),
-                            arith::AddIOp::create(rewriter, loc, tc[r1],
-                                                  constI32(rewriter, loc, dc)),
-                            rows, eb, swizzle);
-    };
-    Value full = constI32(rewriter, loc, 16), none = constI32(rewriter, loc, 0);
-    if (failed(forEachRun(
-            rewriter, op, adaptor.getArray(), adaptor.getIndices(), type,
-            op.getBlockShape(), std::nullopt,
-            [&](int64_t first, int64_t count, Value addr, Value pred) {
-              SmallVector<int64_t, 4> rc = layout->regCoord(first);
-              Value dst = LLVM::GEPOp::create(
-                  rewriter, loc, shared.getType(), rewriter.getI8Type(), base,
-                  ValueRange{slotOffset(rc[r0], rc[r1])});
-              Value size =
-                  arith::SelectOp::create(rewriter, loc, pred, full, none);
-              NVVM::CpAsyncOp::create(rewriter, loc, dst, addr, 16,
-                                      NVVM::LoadCacheModifierKind::CG, size);
-            })))
-      return failure();
-    rewriter.replaceOp(
-        op, LLVM::PoisonOp::create(rewriter, loc,
-                                   getTypeConverter()->convertType(type)));
     return success();
   }
 };
@@ -718,6 +645,14 @@ struct AtomicCASPattern : StatefulPattern<AtomicCASOp> {
 };
 
 } // namespace
+
+LogicalResult mlir::tile::forEachCopyRun(
+    OpBuilder &b, tilegpu::AsyncCopyOp op, Value array, ValueRange indices,
+    function_ref<void(int64_t, int64_t, Value, Value)> fn) {
+  auto block = cast<RankedTensorType>(op.getBlock());
+  return forEachRun(b, op, array, indices, block, block.getShape(),
+                    std::nullopt, fn);
+}
 
 void mlir::tile::populateTileToGpuMemoryPatterns(TypeConverter &converter,
                                                  RewritePatternSet &patterns,

@@ -78,368 +78,28 @@ struct MmaPattern : StatefulPattern<MmaOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MmaKind kind = getMmaKind(op);
     auto accType = cast<RankedTensorType>(op.getType());
-    // wgmma when the operands stream through a swizzled ring (A included);
-    // otherwise a warpgroup tiling runs as mma.sync with the same layout.
-    auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr);
-    if (MmaTilingAttr tiling = op.getTilingAttr();
-        tiling && tiling.isWarpgroup() && ring && ring[2] >= 0)
-      return lowerWarpgroupMma(op, adaptor.getAcc(), ring.asArrayRef(),
-                               rewriter, *getTypeConverter(), state);
+    // A warpgroup tiling on registers runs as mma.sync with the same
+    // layout (wgmma needs shared operands: tilegpu.mma).
     // fp8 runs only as wgmma from the ring (tile-tiling narrows the f16
     // mma of widened fp8 operands only where that path applies).
     if (kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2)
       return op.emitOpError()
              << "with fp8 operands needs the sm_90 warpgroup path (A and B "
                 "K-major in the cp.async ring); widen them to f16 otherwise";
-    if (kind != MmaKind::Fma && isa<MmaLayoutAttr>(accType.getEncoding()))
-      return lowerTensorCore(op, adaptor, rewriter, kind);
+    if (kind != MmaKind::Fma && isa<MmaLayoutAttr>(accType.getEncoding())) {
+      TensorCoreOperands in;
+      in.op = op;
+      in.aType = cast<RankedTensorType>(op.getA().getType());
+      in.bType = cast<RankedTensorType>(op.getB().getType());
+      in.tiling = op.getTilingAttr();
+      in.instrK = op.getTensorCoreShape()[2];
+      in.a = adaptor.getA();
+      in.b = adaptor.getB();
+      in.acc = adaptor.getAcc();
+      return lowerTensorCoreMma(in, kind, rewriter, *getTypeConverter(), state);
+    }
     return lowerFma(op, adaptor, rewriter);
   }
-
-  LogicalResult lowerTensorCore(MmaOp op, OpAdaptor adaptor,
-                                ConversionPatternRewriter &rewriter,
-                                MmaKind kind) const {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
-    auto aType = cast<RankedTensorType>(op.getA().getType());
-    auto bType = cast<RankedTensorType>(op.getB().getType());
-    auto accType = cast<RankedTensorType>(op.getType());
-    FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
-    if (failed(accLayout))
-      return failure();
-    int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
-            n = bType.getDimSize(1);
-    Type inType = aType.getElementType();
-    int64_t eb = storageBytes(inType);
-    // The instruction shape tile-tiling recorded, else the types' own.
-    MmaTilingAttr tiling = op.getTilingAttr();
-    int64_t kStep = tiling ? tiling.getInstr()[2] : op.getTensorCoreShape()[2];
-    NVVM::MMATypes ptxType = kind == MmaKind::F16    ? NVVM::MMATypes::f16
-                             : kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
-                             : kind == MmaKind::TF32 ? NVVM::MMATypes::tf32
-                                                     : NVVM::MMATypes::s8;
-    // Shared layout (getMmaSmemLayout): B transposed for int8 (ldmatrix
-    // has no 8-bit transpose) and for 16-bit B whose registers run along k
-    // (K^T in attention: stores stay vectorized, ldmatrix needs no .trans).
-    FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
-    bool bTransposed =
-        kind == MmaKind::I8 ||
-        (kind != MmaKind::TF32 && succeeded(bLayout) &&
-         getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1));
-    MmaSmemLayout smem = getMmaSmemLayout(m, n, k, eb, bTransposed);
-    int64_t aStride = smem.aStride, bStride = smem.bStride;
-    int64_t aBytes = smem.aBytes;
-    // Operands already in a cp.async ring (TileToGpuPrefetch.cpp):
-    // [stages, slot bytes, A's offset in the slot (-1: not in the ring),
-    // B's offset].
-    int64_t ringStages = 0, slotBytes = 0, ringA = -1, ringB = 0;
-    if (auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr)) {
-      ringStages = ring[0];
-      slotBytes = ring[1];
-      ringA = ring[2];
-      ringB = ring[3];
-      state.needRing(ringStages * slotBytes);
-    }
-    auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
-    int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
-    // A already in the fragment layout (chained mma): no shared memory.
-    DenseMap<std::pair<int64_t, int64_t>, Value> aRegs;
-    if (auto aMma = dyn_cast<MmaLayoutAttr>(aType.getEncoding());
-        aMma && kind != MmaKind::TF32 && kind != MmaKind::I8 &&
-        aMma.getWarpsPerCTA()[1] == 1 &&
-        aMma.getWarpsPerCTA() == mmaAttr.getWarpsPerCTA()) {
-      FailureOr<LinearLayout> aLayout = toLinearLayout(aType);
-      SmallVector<Value> elems = unpackVector(rewriter, loc, adaptor.getA());
-      for (int64_t r = 0; r < aLayout->getNumRegs(); ++r) {
-        auto c = aLayout->regCoord(r);
-        aRegs[{c[0], c[1]}] = elems[r];
-      }
-    }
-    // Scratch at offset 0 for what is staged here.
-    if (!ringStages)
-      state.needShared(aBytes + smem.bBytes);
-    else if (aRegs.empty() && ringA < 0)
-      state.needShared(aBytes);
-    // A loop-invariant A (Q in attention) is staged and read into fragment
-    // registers once, in front of the loop.
-    auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-    bool hoistA = aRegs.empty() && ringA < 0 && loop &&
-                  loop.isDefinedOutsideOfLoop(adaptor.getA());
-    OpBuilder::InsertionGuard guard(rewriter);
-    if (hoistA)
-      rewriter.setInsertionPoint(loop);
-    Value base = sharedBase(rewriter, loc);
-    Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
-    // This iteration's slot, at the insertion point (inside the loop).
-    auto inRing = [&](int64_t offset) -> Value {
-      Value slot = ringSlot(rewriter, loc, op, 0, ringStages);
-      Value bytes = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc, slot,
-                                constI32(rewriter, loc, slotBytes)),
-          constI32(rewriter, loc, offset));
-      Value ring = ringBase(rewriter, loc);
-      return LLVM::GEPOp::create(rewriter, loc, ring.getType(),
-                                 rewriter.getI8Type(), ring, ValueRange{bytes});
-    };
-    auto stageB = [&] {
-      stage(rewriter, loc, bBase, adaptor.getB(), bType,
-            bTransposed ? SmallVector<int64_t>{1, bStride}
-                        : SmallVector<int64_t>{bStride, 1});
-    };
-    if (!hoistA) {
-      if (ringStages) {
-        bBase = inRing(ringB);
-        if (ringA >= 0)
-          aBase = inRing(ringA);
-      }
-      bool stageA = aRegs.empty() && ringA < 0;
-      if (stageA || !ringStages) {
-        barrier(rewriter, loc);
-        if (stageA)
-          stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
-        if (!ringStages)
-          stageB();
-        barrier(rewriter, loc);
-      }
-    }
-
-    int64_t repM = std::max<int64_t>(1, m / (16 * wm));
-    int64_t repN = std::max<int64_t>(1, n / (8 * wn));
-    Value lane = laneId(rewriter, loc), warp = warpId(rewriter, loc);
-    Value rowW = warpCoord(rewriter, loc, warp, *accLayout, 0);
-    Value colW = warpCoord(rewriter, loc, warp, *accLayout, 1);
-    Value lane16 =
-        arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 15));
-    Value laneHi =
-        arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 4));
-    Value g =
-        arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 2));
-    Value t =
-        arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 3));
-    Type i32 = rewriter.getI32Type();
-    auto add = [&](Value a, int64_t c) -> Value {
-      return arith::AddIOp::create(rewriter, loc, a,
-                                   constI32(rewriter, loc, c));
-    };
-    auto mul = [&](Value a, int64_t c) -> Value {
-      return arith::MulIOp::create(rewriter, loc, a,
-                                   constI32(rewriter, loc, c));
-    };
-    auto addV = [&](Value a, Value b) -> Value {
-      return arith::AddIOp::create(rewriter, loc, a, b);
-    };
-    auto ldmatrix = [&](Value addr, int num, NVVM::MMALayout layout) {
-      Type res = num == 1 ? i32
-                          : LLVM::LLVMStructType::getLiteral(
-                                ctx, SmallVector<Type>(num, i32));
-      Value v =
-          NVVM::LdMatrixOp::create(rewriter, loc, res, addr, num, layout,
-                                   NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-                                   NVVM::LdStMatrixEltType::B16);
-      SmallVector<Value> regs;
-      if (num == 1)
-        return SmallVector<Value>{v};
-      for (int i = 0; i < num; ++i)
-        regs.push_back(LLVM::ExtractValueOp::create(rewriter, loc, v,
-                                                    ArrayRef<int64_t>{i}));
-      return regs;
-    };
-    Type f32 = rewriter.getF32Type();
-    auto lds32 = [&](Value regionBase, Value index) -> Value {
-      Value v = LLVM::LoadOp::create(
-          rewriter, loc, f32,
-          elemAddress(rewriter, loc, regionBase, f32, index));
-      // Rounded to nearest as cuBLAS and Triton do (the tensor core would
-      // otherwise truncate the low 13 bits: twice the error).
-      return NVVM::ConvertFloatToTF32Op::create(
-          rewriter, loc, i32, v, NVVM::FPRoundingMode::RNA,
-          NVVM::SaturationMode::NONE, /*relu=*/false);
-    };
-
-    auto aFragsAt = [&](int64_t kk) {
-      // A fragments: a0..a3 per row block.
-      SmallVector<SmallVector<Value>> aFrags(repM);
-      for (int64_t i = 0; i < repM; ++i) {
-        Value row = add(rowW, 16 * wm * i);
-        if (kind == MmaKind::TF32) {
-          Value r0 = addV(row, g), r8 = add(addV(row, g), 8);
-          Value c0 = add(t, kk), c4 = add(t, kk + 4);
-          auto at = [&](Value r, Value c) {
-            return lds32(aBase, addV(mul(r, aStride), c));
-          };
-          aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
-          continue;
-        }
-        if (!aRegs.empty()) {
-          // Registers (row 8h, columns kk + 8q + {0, 1}) in ldmatrix order.
-          for (int64_t q = 0; q < 2; ++q)
-            for (int64_t h = 0; h < 2; ++h) {
-              int64_t r0 = 16 * wm * i + 8 * h, c0 = kk + 8 * q;
-              Value pairVec = packVector(
-                  rewriter, loc, VectorType::get({2}, inType),
-                  {aRegs.lookup({r0, c0}), aRegs.lookup({r0, c0 + 1})});
-              aFrags[i].push_back(pairVec);
-            }
-          continue;
-        }
-        // Lane l addresses row l%16, column block l/16 (16 bytes each).
-        Value r = addV(row, lane16);
-        Value c = add(mul(laneHi, 16 / eb), kk);
-        Value addr =
-            elemAddress(rewriter, loc, aBase,
-                        kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
-                        addV(mul(r, aStride), c));
-        aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
-      }
-      return aFrags;
-    };
-    SmallVector<SmallVector<SmallVector<Value>>> hoisted;
-    if (hoistA) {
-      barrier(rewriter, loc);
-      stage(rewriter, loc, aBase, adaptor.getA(), aType, {aStride, 1});
-      barrier(rewriter, loc);
-      for (int64_t kk = 0; kk < k; kk += kStep)
-        hoisted.push_back(aFragsAt(kk));
-      rewriter.setInsertionPoint(op);
-      if (ringStages) {
-        bBase = inRing(ringB);
-      } else {
-        barrier(rewriter, loc);
-        stageB();
-        barrier(rewriter, loc);
-      }
-    }
-
-    // wgmma (sm_90) with A's fragments from registers, B from the ring.
-    if (MmaTilingAttr tiling = op.getTilingAttr();
-        tiling && tiling.isWarpgroup() && ringStages && ringA < 0 &&
-        kind != MmaKind::TF32) {
-      SmallVector<SmallVector<SmallVector<Value>>> frags;
-      for (int64_t kk = 0; kk < k; kk += kStep)
-        frags.push_back(hoistA ? hoisted[kk / kStep] : aFragsAt(kk));
-      auto ring = op->getAttrOfType<DenseI64ArrayAttr>(kAsyncMmaAttr);
-      return lowerWarpgroupMmaRegA(op, adaptor.getAcc(), frags,
-                                   ring.asArrayRef(), rewriter,
-                                   *getTypeConverter(), state);
-    }
-
-    // Accumulator registers by (repM, repN, c), read off the layout.
-    DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
-    for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {
-      auto c = accLayout->regCoord(r);
-      regOf[{c[0], c[1]}] = r;
-    }
-    auto accReg = [&](int64_t i, int64_t j, int64_t c) -> int64_t {
-      int64_t row = 16 * wm * i + 8 * (c >> 1), col = 8 * wn * j + (c & 1);
-      return regOf.lookup({row, col});
-    };
-    // An f16 accumulator adds up in f32 inside the instruction sequence.
-    Type f32Type = f32;
-    Type origElem = accType.getElementType();
-    Type accElem = origElem.isF16() ? f32Type : origElem;
-    SmallVector<Value> acc;
-    for (Value v : unpackVector(rewriter, loc, adaptor.getAcc()))
-      acc.push_back(
-          v.getType() == accElem
-              ? v
-              : arith::ExtFOp::create(rewriter, loc, accElem, v).getResult());
-    Type fragType =
-        kind == MmaKind::F16 ? Type(VectorType::get({2}, inType)) : Type(i32);
-    auto asFrag = [&](Value reg) -> Value {
-      return reg.getType() == fragType
-                 ? reg
-                 : LLVM::BitcastOp::create(rewriter, loc, fragType, reg)
-                       .getResult();
-    };
-
-    for (int64_t kk = 0; kk < k; kk += kStep) {
-      SmallVector<SmallVector<Value>> aFrags =
-          hoistA ? hoisted[kk / kStep] : aFragsAt(kk);
-      // B fragments: b0, b1 per column block.
-      SmallVector<SmallVector<Value>> bFrags(repN);
-      for (int64_t j = 0; j < repN; ++j) {
-        Value col = add(colW, 8 * wn * j);
-        if (kind == MmaKind::TF32) {
-          Value cn = addV(col, g);
-          auto at = [&](int64_t dk) {
-            return lds32(bBase, addV(mul(add(t, kk + dk), bStride), cn));
-          };
-          bFrags[j] = {at(0), at(4)};
-          continue;
-        }
-        if (j % 2)
-          continue;
-        bool pair = j + 1 < repN;
-        if (bTransposed) {
-          // B^T rows are n: lanes 0-7 give k block 0, lanes 8-15 block 1 of
-          // column block j; lanes 16-31 the same for block j + 1.
-          Value l8 = arith::AndIOp::create(rewriter, loc, lane,
-                                           constI32(rewriter, loc, 7));
-          Value blk = arith::AndIOp::create(
-              rewriter, loc,
-              arith::ShRUIOp::create(rewriter, loc, lane,
-                                     constI32(rewriter, loc, 3)),
-              constI32(rewriter, loc, 1));
-          Value rowN = addV(col, l8);
-          if (pair)
-            rowN = addV(rowN, mul(laneHi, 8 * wn));
-          Value addr =
-              elemAddress(rewriter, loc, bBase,
-                          kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
-                          addV(mul(rowN, bStride), add(mul(blk, 16 / eb), kk)));
-          SmallVector<Value> regs =
-              ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::row);
-          bFrags[j] = {regs[0], regs[1]};
-          if (pair)
-            bFrags[j + 1] = {regs[2], regs[3]};
-          continue;
-        }
-        // 16-bit: transposing ldmatrix on row-major B; lanes 0-15 address
-        // k rows kk..kk+15 of column block j, lanes 16-31 those of block
-        // j + 1, so one x4 load serves two column blocks.
-        if (pair)
-          col = addV(col, mul(laneHi, 8 * wn));
-        Value addr = elemAddress(rewriter, loc, bBase, inType,
-                                 addV(mul(add(lane16, kk), bStride), col));
-        SmallVector<Value> regs =
-            ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::col);
-        bFrags[j] = {regs[0], regs[1]};
-        if (pair)
-          bFrags[j + 1] = {regs[2], regs[3]};
-      }
-      for (int64_t i = 0; i < repM; ++i)
-        for (int64_t j = 0; j < repN; ++j) {
-          SmallVector<Value> a, b, c;
-          for (Value v : aFrags[i])
-            a.push_back(asFrag(v));
-          for (Value v : bFrags[j])
-            b.push_back(asFrag(v));
-          for (int64_t q = 0; q < 4; ++q)
-            c.push_back(acc[accReg(i, j, q)]);
-          Type resType = LLVM::LLVMStructType::getLiteral(
-              ctx, SmallVector<Type>(4, accElem));
-          std::optional<NVVM::MMAIntOverflow> overflow;
-          if (kind == MmaKind::I8)
-            overflow = NVVM::MMAIntOverflow::wrapped;
-          Value res = NVVM::MmaOp::create(
-              rewriter, loc, resType, a, b, c, {16, 8, kStep}, std::nullopt,
-              overflow, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                             NVVM::MMALayout::col});
-          for (int64_t q = 0; q < 4; ++q)
-            acc[accReg(i, j, q)] = LLVM::ExtractValueOp::create(
-                rewriter, loc, res, ArrayRef<int64_t>{q});
-        }
-    }
-    if (accElem != origElem)
-      for (Value &v : acc)
-        v = arith::TruncFOp::create(rewriter, loc, origElem, v);
-    Type vecType = getTypeConverter()->convertType(accType);
-    rewriter.replaceOp(op, packVector(rewriter, loc, vecType, acc));
-    return success();
-  }
-
   /// acc[i, j] += sum_k a[i, k] * b[k, j] per accumulator register, operands
   /// read from shared memory in a loop over k.
   LogicalResult lowerFma(MmaOp op, OpAdaptor adaptor,
@@ -556,4 +216,328 @@ void mlir::tile::populateTileToGpuMmaPatterns(TypeConverter &converter,
                                               RewritePatternSet &patterns,
                                               GpuLoweringState &state) {
   patterns.add<MmaPattern>(converter, patterns.getContext(), state);
+}
+
+LogicalResult
+mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
+                               ConversionPatternRewriter &rewriter,
+                               const TypeConverter &converter,
+                               GpuLoweringState &state) {
+  Operation *op = in.op;
+  Location loc = op->getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  RankedTensorType aType = in.aType, bType = in.bType;
+  auto accType = cast<RankedTensorType>(op->getResult(0).getType());
+  FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
+  if (failed(accLayout))
+    return failure();
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
+          n = bType.getDimSize(1);
+  Type inType = aType.getElementType();
+  int64_t eb = storageBytes(inType);
+  // The instruction shape tile-tiling recorded, else the types' own.
+  MmaTilingAttr tiling = in.tiling;
+  int64_t kStep = tiling ? tiling.getInstr()[2] : in.instrK;
+  NVVM::MMATypes ptxType = kind == MmaKind::F16    ? NVVM::MMATypes::f16
+                           : kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
+                           : kind == MmaKind::TF32 ? NVVM::MMATypes::tf32
+                                                   : NVVM::MMATypes::s8;
+  // Shared layout (getMmaSmemLayout): B transposed for int8 (ldmatrix
+  // has no 8-bit transpose) and for 16-bit B whose registers run along k
+  // (K^T in attention: stores stay vectorized, ldmatrix needs no .trans).
+  FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
+  bool bTransposed =
+      in.bShared
+          ? in.bSharedTransposed
+          : kind == MmaKind::I8 ||
+                (kind != MmaKind::TF32 && succeeded(bLayout) &&
+                 getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1));
+  MmaSmemLayout smem = getMmaSmemLayout(m, n, k, eb, bTransposed);
+  int64_t aStride = smem.aStride, bStride = smem.bStride;
+  int64_t aBytes = smem.aBytes;
+  // Operands already in shared memory (tilegpu.mma): their buffers' rows.
+  if (in.bShared)
+    bStride = in.bStride;
+  if (in.aShared)
+    aStride = in.aStride;
+  auto mmaAttr = cast<MmaLayoutAttr>(accType.getEncoding());
+  int64_t wm = mmaAttr.getWarpsPerCTA()[0], wn = mmaAttr.getWarpsPerCTA()[1];
+  // A already in the fragment layout (chained mma): no shared memory.
+  DenseMap<std::pair<int64_t, int64_t>, Value> aRegs;
+  if (auto aMma = dyn_cast_if_present<MmaLayoutAttr>(aType.getEncoding());
+      aMma && kind != MmaKind::TF32 && kind != MmaKind::I8 &&
+      aMma.getWarpsPerCTA()[1] == 1 &&
+      aMma.getWarpsPerCTA() == mmaAttr.getWarpsPerCTA()) {
+    FailureOr<LinearLayout> aLayout = toLinearLayout(aType);
+    SmallVector<Value> elems = unpackVector(rewriter, loc, in.a);
+    for (int64_t r = 0; r < aLayout->getNumRegs(); ++r) {
+      auto c = aLayout->regCoord(r);
+      aRegs[{c[0], c[1]}] = elems[r];
+    }
+  }
+  // Scratch at offset 0 for what is staged here.
+  if (!in.bShared)
+    state.needShared(aBytes + smem.bBytes);
+  else if (aRegs.empty() && !in.aShared)
+    state.needShared(aBytes);
+  // A loop-invariant A (Q in attention) is staged and read into fragment
+  // registers once, in front of the loop.
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  bool hoistA =
+      aRegs.empty() && !in.aShared && loop && loop.isDefinedOutsideOfLoop(in.a);
+  OpBuilder::InsertionGuard guard(rewriter);
+  if (hoistA)
+    rewriter.setInsertionPoint(loop);
+  Value base = sharedBase(rewriter, loc);
+  Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
+  auto stageB = [&] {
+    stage(rewriter, loc, bBase, in.b, bType,
+          bTransposed ? SmallVector<int64_t>{1, bStride}
+                      : SmallVector<int64_t>{bStride, 1});
+  };
+  if (!hoistA) {
+    if (in.bShared) {
+      bBase = in.bShared;
+      if (in.aShared)
+        aBase = in.aShared;
+    }
+    bool stageA = aRegs.empty() && !in.aShared;
+    if (stageA || !in.bShared) {
+      barrier(rewriter, loc);
+      if (stageA)
+        stage(rewriter, loc, aBase, in.a, aType, {aStride, 1});
+      if (!in.bShared)
+        stageB();
+      barrier(rewriter, loc);
+    }
+  }
+
+  int64_t repM = std::max<int64_t>(1, m / (16 * wm));
+  int64_t repN = std::max<int64_t>(1, n / (8 * wn));
+  Value lane = laneId(rewriter, loc), warp = warpId(rewriter, loc);
+  Value rowW = warpCoord(rewriter, loc, warp, *accLayout, 0);
+  Value colW = warpCoord(rewriter, loc, warp, *accLayout, 1);
+  Value lane16 =
+      arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 15));
+  Value laneHi =
+      arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 4));
+  Value g =
+      arith::ShRUIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 2));
+  Value t =
+      arith::AndIOp::create(rewriter, loc, lane, constI32(rewriter, loc, 3));
+  Type i32 = rewriter.getI32Type();
+  auto add = [&](Value a, int64_t c) -> Value {
+    return arith::AddIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+  };
+  auto mul = [&](Value a, int64_t c) -> Value {
+    return arith::MulIOp::create(rewriter, loc, a, constI32(rewriter, loc, c));
+  };
+  auto addV = [&](Value a, Value b) -> Value {
+    return arith::AddIOp::create(rewriter, loc, a, b);
+  };
+  auto ldmatrix = [&](Value addr, int num, NVVM::MMALayout layout) {
+    Type res = num == 1 ? i32
+                        : LLVM::LLVMStructType::getLiteral(
+                              ctx, SmallVector<Type>(num, i32));
+    Value v =
+        NVVM::LdMatrixOp::create(rewriter, loc, res, addr, num, layout,
+                                 NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                                 NVVM::LdStMatrixEltType::B16);
+    SmallVector<Value> regs;
+    if (num == 1)
+      return SmallVector<Value>{v};
+    for (int i = 0; i < num; ++i)
+      regs.push_back(
+          LLVM::ExtractValueOp::create(rewriter, loc, v, ArrayRef<int64_t>{i}));
+    return regs;
+  };
+  Type f32 = rewriter.getF32Type();
+  auto lds32 = [&](Value regionBase, Value index) -> Value {
+    Value v = LLVM::LoadOp::create(
+        rewriter, loc, f32, elemAddress(rewriter, loc, regionBase, f32, index));
+    // Rounded to nearest as cuBLAS and Triton do (the tensor core would
+    // otherwise truncate the low 13 bits: twice the error).
+    return NVVM::ConvertFloatToTF32Op::create(
+        rewriter, loc, i32, v, NVVM::FPRoundingMode::RNA,
+        NVVM::SaturationMode::NONE, /*relu=*/false);
+  };
+
+  auto aFragsAt = [&](int64_t kk) {
+    // A fragments: a0..a3 per row block.
+    SmallVector<SmallVector<Value>> aFrags(repM);
+    for (int64_t i = 0; i < repM; ++i) {
+      Value row = add(rowW, 16 * wm * i);
+      if (kind == MmaKind::TF32) {
+        Value r0 = addV(row, g), r8 = add(addV(row, g), 8);
+        Value c0 = add(t, kk), c4 = add(t, kk + 4);
+        auto at = [&](Value r, Value c) {
+          return lds32(aBase, addV(mul(r, aStride), c));
+        };
+        aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
+        continue;
+      }
+      if (!aRegs.empty()) {
+        // Registers (row 8h, columns kk + 8q + {0, 1}) in ldmatrix order.
+        for (int64_t q = 0; q < 2; ++q)
+          for (int64_t h = 0; h < 2; ++h) {
+            int64_t r0 = 16 * wm * i + 8 * h, c0 = kk + 8 * q;
+            Value pairVec = packVector(
+                rewriter, loc, VectorType::get({2}, inType),
+                {aRegs.lookup({r0, c0}), aRegs.lookup({r0, c0 + 1})});
+            aFrags[i].push_back(pairVec);
+          }
+        continue;
+      }
+      // Lane l addresses row l%16, column block l/16 (16 bytes each).
+      Value r = addV(row, lane16);
+      Value c = add(mul(laneHi, 16 / eb), kk);
+      Value addr =
+          elemAddress(rewriter, loc, aBase,
+                      kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
+                      addV(mul(r, aStride), c));
+      aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
+    }
+    return aFrags;
+  };
+  SmallVector<SmallVector<SmallVector<Value>>> hoisted;
+  if (hoistA) {
+    barrier(rewriter, loc);
+    stage(rewriter, loc, aBase, in.a, aType, {aStride, 1});
+    barrier(rewriter, loc);
+    for (int64_t kk = 0; kk < k; kk += kStep)
+      hoisted.push_back(aFragsAt(kk));
+    rewriter.setInsertionPoint(op);
+    if (in.bShared) {
+      bBase = in.bShared;
+    } else {
+      barrier(rewriter, loc);
+      stageB();
+      barrier(rewriter, loc);
+    }
+  }
+
+  // wgmma (sm_90) with A's fragments from registers, B from the ring.
+  if (tiling && tiling.isWarpgroup() && in.bShared && !in.aShared &&
+      kind != MmaKind::TF32) {
+    SmallVector<SmallVector<SmallVector<Value>>> frags;
+    for (int64_t kk = 0; kk < k; kk += kStep)
+      frags.push_back(hoistA ? hoisted[kk / kStep] : aFragsAt(kk));
+    return lowerWarpgroupMmaRegA(cast<tilegpu::MmaOp>(op), in.acc, frags,
+                                 in.bShared, rewriter, converter);
+  }
+
+  // Accumulator registers by (repM, repN, c), read off the layout.
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> regOf;
+  for (int64_t r = 0; r < accLayout->getNumRegs(); ++r) {
+    auto c = accLayout->regCoord(r);
+    regOf[{c[0], c[1]}] = r;
+  }
+  auto accReg = [&](int64_t i, int64_t j, int64_t c) -> int64_t {
+    int64_t row = 16 * wm * i + 8 * (c >> 1), col = 8 * wn * j + (c & 1);
+    return regOf.lookup({row, col});
+  };
+  // An f16 accumulator adds up in f32 inside the instruction sequence.
+  Type f32Type = f32;
+  Type origElem = accType.getElementType();
+  Type accElem = origElem.isF16() ? f32Type : origElem;
+  SmallVector<Value> acc;
+  for (Value v : unpackVector(rewriter, loc, in.acc))
+    acc.push_back(
+        v.getType() == accElem
+            ? v
+            : arith::ExtFOp::create(rewriter, loc, accElem, v).getResult());
+  Type fragType =
+      kind == MmaKind::F16 ? Type(VectorType::get({2}, inType)) : Type(i32);
+  auto asFrag = [&](Value reg) -> Value {
+    return reg.getType() == fragType
+               ? reg
+               : LLVM::BitcastOp::create(rewriter, loc, fragType, reg)
+                     .getResult();
+  };
+
+  for (int64_t kk = 0; kk < k; kk += kStep) {
+    SmallVector<SmallVector<Value>> aFrags =
+        hoistA ? hoisted[kk / kStep] : aFragsAt(kk);
+    // B fragments: b0, b1 per column block.
+    SmallVector<SmallVector<Value>> bFrags(repN);
+    for (int64_t j = 0; j < repN; ++j) {
+      Value col = add(colW, 8 * wn * j);
+      if (kind == MmaKind::TF32) {
+        Value cn = addV(col, g);
+        auto at = [&](int64_t dk) {
+          return lds32(bBase, addV(mul(add(t, kk + dk), bStride), cn));
+        };
+        bFrags[j] = {at(0), at(4)};
+        continue;
+      }
+      if (j % 2)
+        continue;
+      bool pair = j + 1 < repN;
+      if (bTransposed) {
+        // B^T rows are n: lanes 0-7 give k block 0, lanes 8-15 block 1 of
+        // column block j; lanes 16-31 the same for block j + 1.
+        Value l8 = arith::AndIOp::create(rewriter, loc, lane,
+                                         constI32(rewriter, loc, 7));
+        Value blk = arith::AndIOp::create(
+            rewriter, loc,
+            arith::ShRUIOp::create(rewriter, loc, lane,
+                                   constI32(rewriter, loc, 3)),
+            constI32(rewriter, loc, 1));
+        Value rowN = addV(col, l8);
+        if (pair)
+          rowN = addV(rowN, mul(laneHi, 8 * wn));
+        Value addr =
+            elemAddress(rewriter, loc, bBase,
+                        kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
+                        addV(mul(rowN, bStride), add(mul(blk, 16 / eb), kk)));
+        SmallVector<Value> regs =
+            ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::row);
+        bFrags[j] = {regs[0], regs[1]};
+        if (pair)
+          bFrags[j + 1] = {regs[2], regs[3]};
+        continue;
+      }
+      // 16-bit: transposing ldmatrix on row-major B; lanes 0-15 address
+      // k rows kk..kk+15 of column block j, lanes 16-31 those of block
+      // j + 1, so one x4 load serves two column blocks.
+      if (pair)
+        col = addV(col, mul(laneHi, 8 * wn));
+      Value addr = elemAddress(rewriter, loc, bBase, inType,
+                               addV(mul(add(lane16, kk), bStride), col));
+      SmallVector<Value> regs =
+          ldmatrix(addr, pair ? 4 : 2, NVVM::MMALayout::col);
+      bFrags[j] = {regs[0], regs[1]};
+      if (pair)
+        bFrags[j + 1] = {regs[2], regs[3]};
+    }
+    for (int64_t i = 0; i < repM; ++i)
+      for (int64_t j = 0; j < repN; ++j) {
+        SmallVector<Value> a, b, c;
+        for (Value v : aFrags[i])
+          a.push_back(asFrag(v));
+        for (Value v : bFrags[j])
+          b.push_back(asFrag(v));
+        for (int64_t q = 0; q < 4; ++q)
+          c.push_back(acc[accReg(i, j, q)]);
+        Type resType = LLVM::LLVMStructType::getLiteral(
+            ctx, SmallVector<Type>(4, accElem));
+        std::optional<NVVM::MMAIntOverflow> overflow;
+        if (kind == MmaKind::I8)
+          overflow = NVVM::MMAIntOverflow::wrapped;
+        Value res = NVVM::MmaOp::create(
+            rewriter, loc, resType, a, b, c, {16, 8, kStep}, std::nullopt,
+            overflow, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t q = 0; q < 4; ++q)
+          acc[accReg(i, j, q)] = LLVM::ExtractValueOp::create(
+              rewriter, loc, res, ArrayRef<int64_t>{q});
+      }
+  }
+  if (accElem != origElem)
+    for (Value &v : acc)
+      v = arith::TruncFOp::create(rewriter, loc, origElem, v);
+  Type vecType = converter.convertType(accType);
+  rewriter.replaceOp(op, packVector(rewriter, loc, vecType, acc));
+  return success();
 }

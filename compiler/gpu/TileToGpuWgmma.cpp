@@ -1,7 +1,7 @@
 //===- TileToGpuWgmma.cpp - tile.mma as sm_90 warpgroup mma ---------------===//
 //
-// A tile.mma with a warpgroup tiling whose A and B sit in a cp.async ring of
-// 128-byte swizzled panels (TileToGpuPrefetch.cpp) becomes, per iteration:
+// A tilegpu.mma with a warpgroup tiling whose A and B are slots of swizzled
+// shared buffers (tile-pipeline-mma's rings) becomes, per iteration:
 //
 //   wgmma.fence
 //   wgmma.mma_async.m64nNk16 per 16 of K (m64nNk32 per 32 for fp8) and
@@ -10,11 +10,11 @@
 //   wgmma.commit_group; wgmma.wait_group 1
 //
 // so one iteration's wgmmas run while the next iteration waits for its
-// copies; the ring refills the slot two iterations back, and the wgmma
-// still in flight after the loop is waited for there (emitRing). When the
-// body reads the accumulator (an scf.if on it, a scaling), the wait is
-// wait_group 0 through the registers instead, and the ring keeps one more
-// iteration ahead (no lag).
+// copies (`in_flight`); the ring refills the slot two iterations back, and
+// the wgmma still in flight after the loop is waited for there
+// (tilegpu.wait_mma). When the body reads the accumulator (an scf.if on it,
+// a scaling), the wait is wait_group 0 through the registers instead, and
+// the ring keeps one more iteration ahead.
 //
 // Attention-shaped loops (A in registers: Q's fragments hoisted in front of
 // the loop, or P from the chained mma; B = K^T or V from the ring) use
@@ -66,16 +66,6 @@ Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
       arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
 }
 
-/// This iteration's ring slot as a shared-window address.
-Value slotAddress(OpBuilder &b, Location loc, MmaOp op, int64_t stages,
-                  int64_t slotBytes) {
-  Value slot = ringSlot(b, loc, op, 0, stages);
-  return arith::AddIOp::create(
-      b, loc,
-      LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), ringBase(b, loc)),
-      arith::MulIOp::create(b, loc, slot, constI32(b, loc, slotBytes)));
-}
-
 /// The accumulator registers of an mma with warps [numWarps, 1], grouped
 /// by 64-row block in wgmma's order d[4j + q]: `index[i][4j + q]` is the
 /// position in the per-thread vector.
@@ -94,31 +84,6 @@ SmallVector<SmallVector<int64_t>> blockRegisters(const LinearLayout &acc,
         regs.push_back(regOf.lookup(
             {16 * numWarps * int64_t(i) + 8 * (q >> 1), 8 * j + (q & 1)}));
   return index;
-}
-
-/// `wgmma.wait_group group` as an asm statement that takes and returns
-/// `values` (f32), so that no read of them can be scheduled before it.
-SmallVector<Value> waitCarrying(OpBuilder &b, Location loc, ValueRange values,
-                                int64_t group) {
-  std::string constraints;
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += "=f,";
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
-  MLIRContext *ctx = b.getContext();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(values.size(), b.getF32Type()));
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, structType, values,
-      "wgmma.wait_group.sync.aligned " + std::to_string(group) + ";",
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < int64_t(values.size()); ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                               ArrayRef<int64_t>{i}));
-  return out;
 }
 
 /// One wgmma.m64nNk16 with A from four 32-bit registers and B through
@@ -162,26 +127,21 @@ SmallVector<Value> wgmmaRegA(OpBuilder &b, Location loc, ValueRange acc,
   return out;
 }
 
-/// What both lowerings read off the op and its ring attribute; claims the
-/// ring's shared memory (1024-aligned for the swizzle pattern).
+/// What both lowerings read off the op and its buffers' types.
 struct WarpgroupMma {
   RankedTensorType accType;
   LinearLayout accLayout;
   int64_t m, n, k, elemBytes, numWarps;
   Type inType;
-  int64_t stages, slotBytes, aOffset, bOffset;
-  bool bKMajor;
-  bool awaited; // the result is waited for before it is read
+  bool bKMajor;  // the buffer holds B^T
+  bool inFlight; // the result is waited for later (tilegpu.wait_mma)
 
-  static FailureOr<WarpgroupMma> get(MmaOp op, ArrayRef<int64_t> ring,
-                                     GpuLoweringState &state) {
-    auto aType = cast<RankedTensorType>(op.getA().getType());
+  static FailureOr<WarpgroupMma> get(tilegpu::MmaOp op) {
+    RankedTensorType aType = op.getATileType();
     auto accType = cast<RankedTensorType>(op.getType());
     FailureOr<LinearLayout> accLayout = toLinearLayout(accType);
     if (failed(accLayout))
       return failure();
-    state.needRing(ring[0] * ring[1]);
-    state.ringAlign = 1024;
     return WarpgroupMma{accType,
                         *accLayout,
                         accType.getDimSize(0),
@@ -190,12 +150,8 @@ struct WarpgroupMma {
                         storageBytes(aType.getElementType()),
                         op.getTilingAttr().getWarps()[0],
                         aType.getElementType(),
-                        ring[0],
-                        ring[1],
-                        ring[2],
-                        ring[3],
-                        ring.size() > 4 && ring[4] != 0,
-                        ring.size() > 5 && ring[5] != 0};
+                        op.getBTransposed(),
+                        op.getInFlight()};
   }
   /// K (A) or N (B) elements per 128-byte panel row.
   int64_t panelWidth() const { return 128 / elemBytes; }
@@ -204,11 +160,11 @@ struct WarpgroupMma {
 } // namespace
 
 LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
-    MmaOp op, Value acc, ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
-    ArrayRef<int64_t> ring, ConversionPatternRewriter &rewriter,
-    const TypeConverter &converter, GpuLoweringState &state) {
+    tilegpu::MmaOp op, Value acc,
+    ArrayRef<SmallVector<SmallVector<Value>>> aFrags, Value bSlot,
+    ConversionPatternRewriter &rewriter, const TypeConverter &converter) {
   Location loc = op.getLoc();
-  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op, ring, state);
+  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op);
   if (failed(w))
     return failure();
   int64_t n = w->n, k = w->k, eb = w->elemBytes, panelWidth = w->panelWidth();
@@ -216,9 +172,8 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
 
   // B = K^T: the loaded K block [n][k] is K-major (panels along k, n rows
   // each). B = V: the loaded block [k][n] is N-major (panels along n).
-  Value bAddr = arith::AddIOp::create(
-      rewriter, loc, slotAddress(rewriter, loc, op, w->stages, w->slotBytes),
-      constI32(rewriter, loc, w->bOffset));
+  Value bAddr =
+      LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(), bSlot);
   Value bDesc =
       matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128, 1024);
   Type i32 = rewriter.getI32Type();
@@ -263,22 +218,18 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   return success();
 }
 
-LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
-                                            ArrayRef<int64_t> ring,
+LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
+                                            Value aSlot, Value bSlot,
                                             ConversionPatternRewriter &rewriter,
-                                            const TypeConverter &converter,
-                                            GpuLoweringState &state) {
+                                            const TypeConverter &converter) {
   Location loc = op.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op, ring, state);
+  FailureOr<WarpgroupMma> w = WarpgroupMma::get(op);
   if (failed(w))
     return failure();
   int64_t m = w->m, n = w->n, k = w->k, eb = w->elemBytes,
           numWarps = w->numWarps;
-  int64_t stages = w->stages, slotBytes = w->slotBytes, aOffset = w->aOffset,
-          bOffset = w->bOffset;
-
-  Value slotAddr = slotAddress(rewriter, loc, op, stages, slotBytes);
+  Type i32 = rewriter.getI32Type();
   // A: K-major panels [m][64], 8-row groups 1024 bytes apart (the leading
   // offset is unused when swizzled). B: N-major panels [k][64], one panel
   // (k x 128 bytes) to the next along N, 8 rows of k 1024 bytes apart.
@@ -286,16 +237,13 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   // K is 32 (64B rows, 8-row groups 512 bytes apart).
   int64_t aSwizzle = warpgroupSwizzle(k * eb);
   int64_t aWidth = aSwizzle / eb;
-  Value aDesc =
-      matrixDescriptor(rewriter, loc,
-                       arith::AddIOp::create(rewriter, loc, slotAddr,
-                                             constI32(rewriter, loc, aOffset)),
-                       16, 8 * aSwizzle, aSwizzle);
+  Value aDesc = matrixDescriptor(
+      rewriter, loc, LLVM::PtrToIntOp::create(rewriter, loc, i32, aSlot), 16,
+      8 * aSwizzle, aSwizzle);
   // fp8 B^T: K-major [n][k] panels as A's (n rows each).
   bool bKMajor = w->bKMajor;
   int64_t bSwizzle = bKMajor ? aSwizzle : 128, bWidth = bSwizzle / eb;
-  Value bAddr = arith::AddIOp::create(rewriter, loc, slotAddr,
-                                      constI32(rewriter, loc, bOffset));
+  Value bAddr = LLVM::PtrToIntOp::create(rewriter, loc, i32, bSlot);
   Value bDesc = bKMajor ? matrixDescriptor(rewriter, loc, bAddr, 16,
                                            8 * bSwizzle, bSwizzle)
                         : matrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
@@ -354,7 +302,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-  if (!w->awaited)
+  if (w->inFlight)
     NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 1);
 
   for (auto [block, s] : llvm::zip(index, blockAcc))
@@ -362,7 +310,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
       regs[reg] = LLVM::ExtractValueOp::create(rewriter, loc, s,
                                                ArrayRef<int64_t>{int64_t(pos)});
   // Read in this iteration: the registers only after the wait, through it.
-  if (w->awaited) {
+  if (!w->inFlight) {
     SmallVector<Value> all;
     for (ArrayRef<int64_t> block : index)
       for (int64_t reg : block)
@@ -378,47 +326,25 @@ LogicalResult mlir::tile::lowerWarpgroupMma(MmaOp op, Value acc,
   return success();
 }
 
-void mlir::tile::waitForWgmmaResults(Operation *root) {
-  SmallVector<NVVM::WgmmaWaitGroupSyncOp> waits;
-  root->walk([&](NVVM::WgmmaWaitGroupSyncOp wait) {
-    if (wait->hasAttr(kWgmmaResultsAttr))
-      waits.push_back(wait);
-  });
-  for (NVVM::WgmmaWaitGroupSyncOp wait : waits) {
-    auto loop = dyn_cast_or_null<scf::ForOp>(wait->getPrevNode());
-    wait->removeAttr(kWgmmaResultsAttr);
-    if (!loop)
-      continue;
-    OpBuilder b(wait);
-    Location loc = wait.getLoc();
-    // Every f32 element of the loop's vector results, through one asm
-    // statement whose outputs are tied to its inputs.
-    SmallVector<Value> results, scalars;
-    llvm::DenseSet<Operation *> extracts;
-    for (Value r : loop.getResults()) {
-      auto type = dyn_cast<VectorType>(r.getType());
-      if (!type || type.getRank() != 1 || !type.getElementType().isF32())
-        continue;
-      results.push_back(r);
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        scalars.push_back(vector::ExtractOp::create(b, loc, r, i));
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        extracts.insert(scalars[scalars.size() - 1 - i].getDefiningOp());
-    }
-    if (scalars.empty())
-      continue;
-    SmallVector<Value> waited = waitCarrying(b, loc, scalars, wait.getGroup());
-    int64_t next = 0;
-    for (Value r : results) {
-      auto type = cast<VectorType>(r.getType());
-      SmallVector<Value> elems;
-      for (int64_t i = 0; i < type.getNumElements(); ++i)
-        elems.push_back(waited[next++]);
-      Value vec = vector::FromElementsOp::create(b, loc, type, elems);
-      r.replaceUsesWithIf(vec, [&](OpOperand &use) {
-        return !extracts.contains(use.getOwner());
-      });
-    }
-    wait.erase();
-  }
+SmallVector<Value> mlir::tile::waitCarrying(OpBuilder &b, Location loc,
+                                            ValueRange values, int64_t group) {
+  std::string constraints;
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += "=f,";
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  MLIRContext *ctx = b.getContext();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(values.size(), b.getF32Type()));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, structType, values,
+      "wgmma.wait_group.sync.aligned " + std::to_string(group) + ";",
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < int64_t(values.size()); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
 }

@@ -242,7 +242,8 @@ class CompiledKernel:
     """One specialization: what `kernel.compile(...)` returns and what the
     dispatch cache holds. `.asm` maps stage names to text ("tile" is the
     traced IR; `_tile` adds the later stages of its target, e.g. "fused",
-    "tiled", "mapped", "gpu", "nvvm", "ptx", "cubin": see tilec --list-stages)."""
+    "tiled", "mapped", "pipelined", "gpu", "nvvm", "ptx", "cubin": see tilec
+    --list-stages)."""
 
     __slots__ = ("kernel", "name", "key", "constants", "ir", "asm", "backend", "target",
                  "num_warps", "shared_mem", "binary", "_launch", "_stream_fn", "written",

@@ -31,11 +31,12 @@ __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 # LLVM IR text is "llvm-ir".
 STAGES = {
     "cpu": ("tile", "fused", "host", "bufferized", "llvm", "llvm-ir"),
-    "gpu": ("tile", "fused", "tiled", "mapped", "gpu", "nvvm", "llvm", "ptx", "cubin"),
+    "gpu": ("tile", "fused", "tiled", "mapped", "pipelined", "gpu", "nvvm", "llvm", "ptx",
+            "cubin"),
 }
 TARGETS = ("cpu", "sm_80", "sm_90")
 # The stages whose IR is MLIR, which tilec can resume from.
-MLIR_STAGES = {"cpu": STAGES["cpu"][:5], "gpu": STAGES["gpu"][:6]}
+MLIR_STAGES = {"cpu": STAGES["cpu"][:5], "gpu": STAGES["gpu"][:7]}
 
 
 class UsageError(Exception):
@@ -230,6 +231,8 @@ def detect_stage(text):
         if "gpu.func" in text:
             return "gpu", "sm_90"
         return "nvvm", "sm_90"
+    if "tilegpu." in text:  # tile-pipeline-mma's rings and copies
+        return "pipelined", "sm_90"
     if any(layout in text for layout in ("#tile.blocked", "#blocked", "#tile.mma<", "#mma")):
         return "mapped", "sm_90"
     if "tile.num_warps" in text:  # tile-tiling records it; layouts come later
@@ -434,7 +437,8 @@ def _parser():
                    help="write DIR/<kernel>.<stage>.<ext> instead of printing")
     p.add_argument("--target", choices=TARGETS,
                    help="default: an MLIR input's own target when it implies one, else "
-                        "sm_90 for GPU-only stages (tiled, mapped, gpu, nvvm, ptx, cubin), else "
+                        "sm_90 for GPU-only stages (tiled, mapped, pipelined, gpu, nvvm, ptx, "
+                        "cubin), else "
                         "the backend a launch would use here")
     p.add_argument("--num-warps", type=int, default=None,
                    help="warps per block (GPU; default: the kernel's, else chosen)")

@@ -12,7 +12,7 @@
 // RUN: tile-opt %s --tile-to-llvm-nvvm=mma-pipelining=regs --tile-emit-ptx=output=%t.regs.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=REGS < %t.regs.ptx
 // RUN: %ptxas -arch=sm_90 %t.regs.ptx -o %t.regs.cubin
-// RUN: tile-opt %s --pass-pipeline="builtin.module(tile-map-threads,convert-tile-to-gpu{prefetch=false})" | FileCheck %s --check-prefix=NOPF
+// RUN: tile-opt %s --pass-pipeline="builtin.module(tile-map-threads,convert-tile-to-gpu)" | FileCheck %s --check-prefix=NOPF
 // RUN: tile-opt %s --tile-to-llvm-nvvm="warpgroup-mma=true" --tile-emit-ptx=output=%t.wg.ptx -o /dev/null
 // RUN: FileCheck %s --check-prefix=WG < %t.wg.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.wg.ptx -o %t.wg.cubin 2>&1 | FileCheck %s --check-prefix=WGPTXAS

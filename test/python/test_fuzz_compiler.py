@@ -55,7 +55,7 @@ KERNELS = {
                ["BM=64", "BN=64", "BK=32"]),
 }
 MLIR_STAGES = {"cpu": "tile,fused,host,bufferized,llvm",
-               "sm_90": "tile,fused,tiled,mapped,gpu,nvvm"}
+               "sm_90": "tile,fused,tiled,mapped,pipelined,gpu,nvvm"}
 
 # tile-opt invocations: parse and verify only, single passes, the pipelines.
 TILE_OPT_PIPELINES = [

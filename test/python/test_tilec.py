@@ -122,11 +122,14 @@ def test_detect_stage():
         ("tiled", "sm_90")
     assert tilec.detect_stage("#blocked = #tile.blocked<{sizePerThread = [4]}>\n"
                               "module attributes {tile.num_warps = 4 : i32} {")[0] == "mapped"
+    # tile-pipeline-mma's ops mark its stage.
+    assert tilec.detect_stage("#blocked = #tile.blocked<{sizePerThread = [4]}>\n%r = "
+                              "tilegpu.alloc_shared {offset = 0 : i64}")[0] == "pipelined"
     assert tilec.detect_stage("gpu.module @m { gpu.func @k() kernel {") == ("gpu", "sm_90")
     assert tilec.detect_stage("gpu.module @m { llvm.func @k() {") == ("nvvm", "sm_90")
     repro = ("// tile reproducer: the input of stage 'gpu' of kernel 'k', which failed.\n"
              "// Replay: tilec /tmp/r.mlir --emit gpu --target sm_80\n")
-    assert tilec.detect_stage(repro) == ("mapped", "sm_80")
+    assert tilec.detect_stage(repro) == ("pipelined", "sm_80")
     repro = ("// tile reproducer: the input of stage 'bufferized' of kernel 'k', which "
              "failed.\n// Replay: tilec /tmp/r.mlir --emit bufferized --target cpu\n")
     assert tilec.detect_stage(repro) == ("host", "cpu")
@@ -379,7 +382,7 @@ def test_hand_written_mlir_gpu(tmp_path):
     run_tilec([str(f), "--emit", "all", "--target", "sm_90", "-o", str(d)], tmp_path)
     assert sorted(os.listdir(d)) == sorted(
         ["hand_add.tile.mlir", "hand_add.fused.mlir", "hand_add.tiled.mlir",
-         "hand_add.mapped.mlir",
+         "hand_add.mapped.mlir", "hand_add.pipelined.mlir",
          "hand_add.gpu.mlir", "hand_add.nvvm.mlir", "hand_add.llvm.ll",
          "hand_add.ptx.ptx", "hand_add.cubin.cubin"])
     ptx = (d / "hand_add.ptx.ptx").read_text()
@@ -445,6 +448,23 @@ def test_gpu_resumes_from_a_dump(stage, tmp_path):
                    "cpu"], tmp_path, ok=False)
     if stage != "fused":
         assert r.returncode == 2 and "cannot be compiled for --target cpu" in r.stderr
+
+
+@needs_gpu_backend
+def test_gpu_resumes_from_a_pipelined_matmul(tmp_path):
+    # The pipelined stage holds the rings and copies of tile-pipeline-mma;
+    # resuming from its dump gives the same PTX as compiling from source.
+    d = tmp_path / "dump"
+    # 16-byte copyable operands: a cp.async ring per operand, wgmma on sm_90.
+    args = [os.path.join(EXAMPLES, "matmul.py") + "::matmul", "--args",
+            "f16[512,512], f16[512,512], f32[512,512], i32", "-D", "BM=128", "-D", "BN=128",
+            "-D", "BK=64"]
+    run_tilec(args + ["--emit", "all", "--target", "sm_90", "-o", str(d)], tmp_path)
+    pipelined = (d / "matmul.pipelined.mlir").read_text()
+    assert "tilegpu.alloc_shared {offset = " in pipelined and "tilegpu.async_copy" in pipelined
+    assert "tile.mma " not in pipelined and "tilegpu.mma " in pipelined
+    out = run_tilec([str(d / "matmul.pipelined.mlir"), "--emit", "ptx"], tmp_path).stdout
+    assert out == (d / "matmul.ptx.ptx").read_text()
 
 
 # -- reproducers of failing compiles --------------------------------------------
@@ -606,7 +626,7 @@ def test_console_script_declared():
 def test_help_lists_the_stages():
     r = subprocess.run([TILEC, "--list-stages", "--target", "sm_80"], capture_output=True,
                        text=True, timeout=60)
-    assert r.stdout == "tile fused tiled mapped gpu nvvm llvm ptx cubin\n"
+    assert r.stdout == "tile fused tiled mapped pipelined gpu nvvm llvm ptx cubin\n"
     r = subprocess.run([TILEC, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     assert "--print-ir-after-all" in r.stdout and "--mlir-print-debuginfo" in r.stdout

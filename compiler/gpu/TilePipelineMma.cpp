@@ -1,9 +1,9 @@
-//===- TileToGpuPrefetch.cpp - software pipelining of mma loops -----------===//
+//===- TilePipelineMma.cpp - software pipelining of mma loops -------------===//
 //
-// In an scf.for that feeds tile.mma from tile.load, loads run ahead of the
-// mma. Loads past the last iteration read out of bounds, which the
-// predicated lowering turns into no memory traffic (or a harmless in-bounds
-// read).
+// The tile-pipeline-mma pass. In an scf.for that feeds tile.mma from
+// tile.load, loads run ahead of the mma. Loads past the last iteration read out
+// of bounds, which the predicated lowering turns into no memory traffic (or a
+// harmless in-bounds read).
 //
 // Registers: the loads of iteration i + 1 are issued at the top of
 // iteration i (their results carried to the next iteration), so they are in
@@ -12,14 +12,23 @@
 //
 // AsyncCopy (a matmul-shaped loop: one f16/bf16 mma whose A and B are
 // 16-byte-vectorizable loads, or an fp8 wgmma of A and B^T blocks): a ring
-// of S shared-memory slots. The prologue copies iterations 0..S-2 with
-// cp.async; iteration i waits for its slot (cp.async.wait_group S-2), passes
-// one barrier (which also retires iteration i-1's reads of the slot about to be
-// refilled), copies iteration i+S-1, and runs the mma on slot i % S.
+// of S shared-memory slots per operand (tilegpu.alloc_shared). The prologue
+// copies iterations 0..S-2 (tilegpu.async_copy, one tilegpu.async_group per
+// iteration); iteration i waits for the token of its group (carried by the
+// loop), passes one barrier (which also retires iteration i-1's reads of the
+// slot about to be refilled), copies iteration i+S-1, and runs a tilegpu.mma
+// on slot i % S. The loads and the tile.mma are gone: nothing stands in for
+// the data in registers.
+//
+// Why not scf::pipelineForLoop: the ring needs no epilogue (copies past the
+// end are predicated off by their bounds checks) and its stage boundaries are
+// fixed (copy D ahead, wait, compute), so the loop is rewritten directly.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
 #include "compiler/TileTiling.h"
 #include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,6 +38,11 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEPIPELINEMMA
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -146,57 +160,146 @@ FailureOr<int64_t> ringSlots(MmaOp mma, int64_t automatic, int64_t requested,
   return slots;
 }
 
+/// Issues the copies of iteration `iv` into slot `slot` (i32) of each ring
+/// and closes their group; returns the group's token.
+using RingCopy = function_ref<Value(OpBuilder &, Value iv, Value slot)>;
+
+/// Slot ((iv - lb) / step + ahead) % stages of `forOp`'s ring, as i32.
+Value ringSlotAt(OpBuilder &b, Location loc, scf::ForOp forOp, Value iv,
+                 int64_t ahead, int64_t stages) {
+  Value iter = arith::DivSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, iv, forOp.getLowerBound()),
+      forOp.getStep());
+  return arith::RemSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, iter, constI32(b, loc, ahead)),
+      constI32(b, loc, stages));
+}
+
 /// The copies and waits of a `stages`-slot cp.async ring around `forOp`,
-/// the same for the pipelines below. `copy(b, iv, ahead, slot)` issues and
-/// commits the copies of iteration `iv` (`ahead` iterations early, into
-/// `slot`; -1 for the slot the body computes). With D = S-1 iterations in
-/// flight, iterations 0..D-1 go to slots 0..D-1 before the loop; the body
-/// waits for its own slot, synchronizes once and copies iteration iv + D
-/// (the last call of `copy`); nothing is in flight, or being read, after
-/// the loop.
+/// the same for the pipelines below. With D = S-1 iterations in flight,
+/// iterations 0..D-1 go to slots 0..D-1 before the loop; the loop carries
+/// the tokens of the D groups in flight; the body waits for the oldest
+/// (its own slot), synchronizes once and copies iteration iv + D; nothing
+/// is in flight, or being read, after the loop.
 ///
 /// Warpgroup mmas (wgmma) read the ring through the async proxy: the
 /// copies are made visible to it before the barrier. `lag`: the wgmma is
 /// still in flight when the next iteration starts and may still read the
 /// previous iteration's slot, so D = S-2 (the slot refilled is the one two
 /// iterations back, which every warpgroup finished with before the
-/// barrier), and the last wgmma is waited for after the loop.
+/// barrier), and the last wgmma is waited for after the loop
+/// (tilegpu.wait_mma on the loop's f32 results).
 struct RingSync {
   bool asyncProxy = false;
   bool lag = false;
 };
 
-void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync,
-              function_ref<void(OpBuilder &, Value, int64_t, int64_t)> copy) {
+void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync, RingCopy copy) {
   Location loc = forOp.getLoc();
   Value step = forOp.getStep();
   int64_t depth = stages - 1 - (sync.lag ? 1 : 0);
   OpBuilder b(forOp);
   Value iv = forOp.getLowerBound();
+  SmallVector<Value> tokens;
   for (int64_t s = 0; s < depth; ++s) {
-    copy(b, iv, 0, s);
+    tokens.push_back(copy(b, iv, constI32(b, loc, s)));
     iv = arith::AddIOp::create(b, loc, iv, step);
   }
-  b.setInsertionPointToStart(forOp.getBody());
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, depth - 1);
-  if (sync.asyncProxy)
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+  IRRewriter rewriter(forOp.getContext());
+  auto newFor = cast<scf::ForOp>(*forOp.replaceWithAdditionalYields(
+      rewriter, tokens, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &yb, Location, ArrayRef<BlockArgument> carried) {
+        // The new body is empty until the old one is merged behind this.
+        Block *newBody = carried.front().getOwner();
+        OpBuilder::InsertionGuard guard(yb);
+        yb.setInsertionPointToStart(newBody);
+        tilegpu::AsyncWaitOp::create(yb, loc, carried.front(), depth - 1);
+        if (sync.asyncProxy)
+          NVVM::FenceProxyOp::create(
+              yb, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(yb.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
+        gpu::BarrierOp::create(yb, loc);
+        Value newIv = newBody->getArgument(0);
+        Value ahead = arith::AddIOp::create(
+            yb, loc, newIv,
+            arith::MulIOp::create(
+                yb, loc, step,
+                arith::ConstantIntOp::create(yb, loc, step.getType(), depth)));
+        SmallVector<Value> yields(carried.drop_front());
+        yields.push_back(
+            copy(yb, ahead, ringSlotAt(yb, loc, forOp, newIv, depth, stages)));
+        return yields;
+      }));
+  b.setInsertionPointAfter(newFor);
+  if (sync.lag) {
+    // The accumulators are defined once the last wgmma is waited for.
+    SmallVector<Value> accs;
+    for (Value r : newFor.getResults())
+      if (auto type = dyn_cast<RankedTensorType>(r.getType());
+          type && type.getElementType().isF32())
+        accs.push_back(r);
+    if (!accs.empty()) {
+      auto wait = tilegpu::WaitMmaOp::create(
+          b, loc, ValueRange(accs).getTypes(), accs, /*pending=*/0);
+      for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
+        acc.replaceAllUsesExcept(waited, wait);
+    }
+  }
+  tilegpu::AsyncWaitOp::create(b, loc, newFor.getResults().back(), 0);
   gpu::BarrierOp::create(b, loc);
-  Value ahead = arith::AddIOp::create(
-      b, loc, forOp.getInductionVar(),
-      arith::MulIOp::create(
-          b, loc, step,
-          arith::ConstantIntOp::create(b, loc, step.getType(), depth)));
-  copy(b, ahead, depth, -1);
-  b.setInsertionPointAfter(forOp);
-  if (sync.lag)
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0)->setAttr(kWgmmaResultsAttr,
-                                                           b.getUnitAttr());
-  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-  gpu::BarrierOp::create(b, loc);
+}
+
+/// Copies the block `load` reads at iteration `iv` (its index `slice`
+/// re-evaluated there) into slot `slot` of `ring`; returns the token.
+Value copyInto(OpBuilder &b, scf::ForOp forOp, ArrayRef<Operation *> slice,
+               LoadOp load, Value iv, Value ring, Value slot) {
+  IRMapping map;
+  map.map(forOp.getInductionVar(), iv);
+  for (Operation *op : slice)
+    b.clone(*op, map);
+  auto ringType = cast<tilegpu::SharedBufferType>(ring.getType());
+  Value dst = tilegpu::SlotOp::create(b, load.getLoc(), ringType.withSlots(1),
+                                      ring, slot);
+  SmallVector<Value> indices;
+  for (Value v : load.getIndices())
+    indices.push_back(map.lookupOrDefault(v));
+  return tilegpu::AsyncCopyOp::create(
+      b, load.getLoc(), b.getType<tilegpu::TokenType>(),
+      map.lookupOrDefault(load.getArray()), indices, dst,
+      TypeAttr::get(load.getType()));
+}
+
+/// A ring of `stages` slots of `rows` x `cols` blocks, allocated in front of
+/// `forOp`: swizzled panels (wgmma) or rows padded to `rowStride`.
+Value allocRing(scf::ForOp forOp, int64_t rows, int64_t cols, Type elemType,
+                int64_t stages, int64_t swizzle, int64_t rowStride) {
+  OpBuilder b(forOp);
+  auto type =
+      tilegpu::SharedBufferType::get(forOp.getContext(), {rows, cols}, elemType,
+                                     stages, swizzle, swizzle ? 0 : rowStride);
+  return tilegpu::AllocSharedOp::create(b, forOp.getLoc(), type, IntegerAttr());
+}
+
+/// `mma` rewritten as a tilegpu.mma reading B (and A when `aRing`) from
+/// this iteration's slot of the rings.
+void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
+                          Value aRing, Value bRing, bool bTransposed,
+                          bool inFlight) {
+  OpBuilder b(mma);
+  Location loc = mma.getLoc();
+  Value slot =
+      ringSlotAt(b, loc, forOp, forOp.getInductionVar(), /*ahead=*/0, stages);
+  auto slotOf = [&](Value ring) -> Value {
+    auto type = cast<tilegpu::SharedBufferType>(ring.getType());
+    return tilegpu::SlotOp::create(b, loc, type.withSlots(1), ring, slot);
+  };
+  Value a = aRing ? slotOf(aRing) : mma.getA();
+  auto shared = tilegpu::MmaOp::create(
+      b, loc, mma.getType(), a, slotOf(bRing), mma.getAcc(), bTransposed,
+      inFlight, mma.getFastAccumulation(), mma.getTilingAttr());
+  mma.getResult().replaceAllUsesWith(shared.getResult());
+  mma.erase();
 }
 
 /// Whether the accumulator of `mma` (in `forOp`'s body) is read by nothing
@@ -266,7 +369,6 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   if (warpgroup) {
     l.aBytes = m * k * eb;
     l.bBytes = k * n * eb;
-    l.aStride = l.bStride = 0;
   }
   int64_t slotBytes = l.aBytes + l.bBytes;
   bool lag = warpgroup && onlyFeedsNextIteration(mma, forOp);
@@ -277,43 +379,25 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
     return failure();
   int64_t stages = *slots;
 
-  MLIRContext *ctx = forOp.getContext();
-  auto mark = [&](Value loaded, int64_t offset, int64_t stride, int64_t ahead,
-                  int64_t slot, int64_t swizzle) {
-    loaded.getDefiningOp()->setAttr(
-        kAsyncCopyAttr,
-        DenseI64ArrayAttr::get(
-            ctx, {offset, stride, slotBytes, stages, ahead, slot, swizzle}));
-  };
-  Value a, bv; // the copies of the last call: the body's
-  emitRing(forOp, stages, RingSync{warpgroup, lag},
-           [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
-             a = cloneAt(b, forOp, aSlice.getArrayRef(), aLoad, iv);
-             bv = cloneAt(b, forOp, bSlice.getArrayRef(), bLoad, iv);
-             mark(a, 0, l.aStride, ahead, slot, aSwizzle);
-             mark(bv, l.aBytes, l.bStride, ahead, slot, bSwizzle);
-             NVVM::CpAsyncCommitGroupOp::create(b, forOp.getLoc());
-           });
-  // The mma reads the ring; its operands only keep the IR typed (zero
-  // tiles where the copies have other types: fp8's views).
-  auto typed = [&](Value copy, Value operand) -> Value {
-    if (copy.getType() == operand.getType())
-      return copy;
-    OpBuilder b(mma);
-    auto type = cast<RankedTensorType>(operand.getType());
-    return arith::ConstantOp::create(
-        b, mma.getLoc(),
-        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
-  };
-  mma.getAMutable().assign(typed(a, mma.getA()));
-  mma.getBMutable().assign(typed(bv, mma.getB()));
-  // [stages, slot bytes, A's offset, B's offset, B K-major, awaited].
-  SmallVector<int64_t> ring = {stages, slotBytes, 0, l.aBytes};
-  if (warpgroup && (!lag || fp8))
-    ring.append({fp8 ? 1 : 0, lag ? 0 : 1});
-  mma->setAttr(kAsyncMmaAttr, DenseI64ArrayAttr::get(ctx, ring));
-  for (Operation *op : views)
+  Type elemType = aType.getElementType();
+  Value aRing = allocRing(forOp, m, k, elemType, stages, aSwizzle, l.aStride);
+  Value bRing =
+      fp8 ? allocRing(forOp, n, k, elemType, stages, bSwizzle, 0)
+          : allocRing(forOp, k, n, elemType, stages, bSwizzle, l.bStride);
+  replaceWithSharedMma(mma, forOp, stages, aRing, bRing, /*bTransposed=*/fp8,
+                       /*inFlight=*/lag);
+  for (Operation *op : views) // from the mma's operand down to the load
     op->erase();
+  emitRing(forOp, stages, RingSync{warpgroup, lag},
+           [&](OpBuilder &b, Value iv, Value slot) -> Value {
+             Value ta = copyInto(b, forOp, aSlice.getArrayRef(), aLoad, iv,
+                                 aRing, slot);
+             Value tb = copyInto(b, forOp, bSlice.getArrayRef(), bLoad, iv,
+                                 bRing, slot);
+             return tilegpu::AsyncGroupOp::create(
+                 b, forOp.getLoc(), b.getType<tilegpu::TokenType>(),
+                 ValueRange{ta, tb});
+           });
   aLoad.erase();
   bLoad.erase();
   return true;
@@ -329,7 +413,8 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     LoadOp load;
     SmallVector<Operation *> chain;
     llvm::SetVector<Operation *> slice;
-    int64_t offset, stride;
+    bool kMajor;
+    Value ring;
   };
   SmallVector<Operand> operands;
   int64_t slotBytes = 0;
@@ -339,7 +424,6 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     MmaTilingAttr tiling = mma.getTilingAttr();
     return tiling && tiling.isWarpgroup();
   });
-  SmallVector<bool> kMajor;
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
     if (kind != MmaKind::F16 && kind != MmaKind::BF16)
@@ -360,60 +444,54 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     for (Value v : o.load->getOperands())
       if (!collectIndexSlice(v, forOp, o.slice))
         return false;
-    auto loadType = cast<RankedTensorType>(o.load.getType());
-    unsigned rank = loadType.getRank();
-    int64_t rows = loadType.getDimSize(rank - 2),
-            cols = loadType.getDimSize(rank - 1);
-    int64_t eb = storageBytes(loadType.getElementType());
-    // The row-major block is B [k][n] or, transposed, B^T [n][k]: the
-    // mma's shared layout either way (getMmaSmemLayout).
-    o.stride = warpgroup ? 0 : cols + 16 / eb;
-    o.offset = slotBytes;
-    slotBytes +=
-        warpgroup ? rows * cols * eb : (rows * o.stride * eb + 15) / 16 * 16;
-    kMajor.push_back(transposed);
+    o.kMajor = transposed;
     operands.push_back(std::move(o));
   }
   if (operands.empty())
     return false;
-  // Attention also needs scratch (Q's staging, reductions) below the ring:
+  // The row-major block is B [k][n] or, transposed, B^T [n][k]: the mma's
+  // shared layout either way (getMmaSmemLayout), rows padded by 16 bytes
+  // for mma.sync.
+  auto blockOf = [](LoadOp load) {
+    auto type = cast<RankedTensorType>(load.getType());
+    unsigned rank = type.getRank();
+    return std::pair(type.getDimSize(rank - 2), type.getDimSize(rank - 1));
+  };
+  for (Operand &o : operands) {
+    auto [rows, cols] = blockOf(o.load);
+    int64_t eb = storageBytes(o.load.getType().getElementType());
+    slotBytes += warpgroup ? rows * cols * eb
+                           : (rows * (cols + 16 / eb) * eb + 15) / 16 * 16;
+  }
+  // Attention also needs scratch (Q's staging, reductions) beside the ring:
   // the smaller budget (128x128x128 blocks: 2 slots of 64 KB).
-  FailureOr<int64_t> slots = ringSlots(operands.front().mma,
-                                       ringStages(slotBytes), numStages,
-                                       /*minimum=*/2, slotBytes);
+  FailureOr<int64_t> slots =
+      ringSlots(operands.front().mma, ringStages(slotBytes), numStages,
+                /*minimum=*/2, slotBytes);
   if (failed(slots))
     return failure();
   int64_t stages = *slots;
-  int64_t swizzle = warpgroup ? 128 : 0;
-  MLIRContext *ctx = forOp.getContext();
-  Location loc = forOp.getLoc();
-  emitRing(forOp, stages, RingSync{warpgroup, /*lag=*/false},
-           [&](OpBuilder &b, Value iv, int64_t ahead, int64_t slot) {
-             for (Operand &o : operands) {
-               Value v = cloneAt(b, forOp, o.slice.getArrayRef(), o.load, iv);
-               v.getDefiningOp()->setAttr(
-                   kAsyncCopyAttr,
-                   DenseI64ArrayAttr::get(ctx, {o.offset, o.stride, slotBytes,
-                                                stages, ahead, slot, swizzle}));
-             }
-             NVVM::CpAsyncCommitGroupOp::create(b, loc);
-           });
-  OpBuilder b(ctx);
-  for (auto [o, bKMajor] : llvm::zip(operands, kMajor)) {
-    // B is read from the ring; a zero tile keeps the IR typed.
-    b.setInsertionPoint(o.mma);
-    auto bType = cast<RankedTensorType>(o.mma.getB().getType());
-    Value zero = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(bType, b.getZeroAttr(bType.getElementType())));
-    o.mma.getBMutable().assign(zero);
-    o.mma->setAttr(kAsyncMmaAttr,
-                   DenseI64ArrayAttr::get(ctx, {stages, slotBytes, -1, o.offset,
-                                                bKMajor ? 1 : 0}));
+  for (Operand &o : operands) {
+    auto [rows, cols] = blockOf(o.load);
+    Type elemType = o.load.getType().getElementType();
+    o.ring = allocRing(forOp, rows, cols, elemType, stages, warpgroup ? 128 : 0,
+                       cols + 16 / storageBytes(elemType));
+    replaceWithSharedMma(o.mma, forOp, stages, Value(), o.ring, o.kMajor,
+                         /*inFlight=*/false);
     for (Operation *op : o.chain)
       op->erase();
-    o.load.erase();
   }
+  emitRing(forOp, stages, RingSync{warpgroup, /*lag=*/false},
+           [&](OpBuilder &b, Value iv, Value slot) -> Value {
+             SmallVector<Value> tokens;
+             for (Operand &o : operands)
+               tokens.push_back(copyInto(b, forOp, o.slice.getArrayRef(),
+                                         o.load, iv, o.ring, slot));
+             return tilegpu::AsyncGroupOp::create(
+                 b, forOp.getLoc(), b.getType<tilegpu::TokenType>(), tokens);
+           });
+  for (Operand &o : operands)
+    o.load.erase();
   return true;
 }
 
@@ -483,8 +561,7 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
 /// to f16 again (exact), the warpgroup tiling run as mma.sync.
 void widenUnstreamedFp8(MmaOp mma) {
   MmaKind kind = getMmaKind(mma);
-  if ((kind != MmaKind::F8E4M3 && kind != MmaKind::F8E5M2) ||
-      mma->hasAttr(kAsyncMmaAttr))
+  if (kind != MmaKind::F8E4M3 && kind != MmaKind::F8E5M2)
     return;
   OpBuilder b(mma);
   for (OpOperand *operand : {&mma.getAMutable(), &mma.getBMutable()}) {
@@ -498,16 +575,27 @@ void widenUnstreamedFp8(MmaOp mma) {
         {t.getInstr()[0], t.getInstr()[1], t.getInstr()[2] / 2}));
 }
 
-} // namespace
+struct TilePipelineMmaPass
+    : tile::impl::TilePipelineMmaBase<TilePipelineMmaPass> {
+  using TilePipelineMmaBase::TilePipelineMmaBase;
 
-LogicalResult mlir::tile::prefetchMmaLoads(Operation *root, MmaPipelining mode,
-                                           int64_t numStages) {
-  SmallVector<scf::ForOp> loops;
-  if (mode != MmaPipelining::Off)
-    root->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
-  for (scf::ForOp forOp : loops)
-    if (failed(prefetchLoop(forOp, mode, numStages)))
-      return failure();
-  root->walk([](MmaOp mma) { widenUnstreamedFp8(mma); });
-  return success();
-}
+  void runOnOperation() override {
+    std::optional<MmaPipelining> mode = parseMmaPipelining(mmaPipelining);
+    if (!mode) {
+      getOperation().emitError()
+          << "tile-pipeline-mma: mma-pipelining must be off, regs or async, "
+             "not '"
+          << mmaPipelining << "'";
+      return signalPassFailure();
+    }
+    SmallVector<scf::ForOp> loops;
+    if (*mode != MmaPipelining::Off)
+      getOperation()->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
+    for (scf::ForOp forOp : loops)
+      if (failed(prefetchLoop(forOp, *mode, numStages)))
+        return signalPassFailure();
+    getOperation()->walk([](MmaOp mma) { widenUnstreamedFp8(mma); });
+  }
+};
+
+} // namespace

@@ -1,0 +1,200 @@
+//===- TileToGpuTma.cpp - tilegpu mbarrier and TMA ops to nvvm ------------===//
+//
+// Patterns of convert-tile-to-gpu for the mbarrier and TMA ops. Barrier
+// `index` of a !tilegpu.mbarriers is the 8-byte object index * 8 bytes into
+// its address. Who executes what (every thread of the block runs each op):
+// - mbarrier_init: thread 0 initializes, then fence.mbarrier_init and a
+//   block barrier, so every thread (and the TMA unit) sees it initialized;
+// - mbarrier_arrive_expect_tx, tma_load: thread 0 alone (one arrival, one
+//   copy per block);
+// - mbarrier_arrive: every thread arrives (init's count counts threads);
+// - mbarrier_wait: every thread loops on try_wait.parity (the NVVM op is
+//   that loop);
+// - tma_store: every thread fences its shared writes for the async proxy,
+//   a barrier, thread 0 stores and waits until the store has read the
+//   buffer (bulk group), a barrier: the buffer may be rewritten afterwards.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/gpu/TileToGpuCommon.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// try_wait.parity's suspend-time hint (ns) between retries.
+constexpr int64_t kWaitSuspendNs = 10'000'000;
+
+/// The address of barrier `index` of the converted `barriers`.
+Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value index) {
+  return LLVM::GEPOp::create(b, loc, barriers.getType(), b.getI64Type(),
+                             barriers, ValueRange{index});
+}
+
+/// Runs `body` on thread 0 of the block only.
+void onThreadZero(OpBuilder &b, Location loc, function_ref<void()> body) {
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      threadIdX(b, loc), constI32(b, loc, 0));
+  auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
+/// The generic address of the tensor-map parameter `map` stands for: the
+/// kernel entry casts the !llvm.ptr parameter to the map type (as it
+/// rebuilds arrays from their parts), and the patterns look through it.
+FailureOr<Value> tensorMapAddress(Operation *op, Value map) {
+  auto cast = map.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || cast.getNumOperands() != 1 ||
+      !isa<LLVM::LLVMPointerType>(cast.getOperand(0).getType()))
+    return op->emitOpError("needs a tensor map that is a kernel argument");
+  return cast.getOperand(0);
+}
+
+struct MBarrierInitPattern : OpConversionPattern<tilegpu::MBarrierInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::MBarrierInitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    onThreadZero(rewriter, loc, [&] {
+      NVVM::MBarrierInitOp::create(rewriter, loc,
+                                   barrierAddress(rewriter, loc,
+                                                  adaptor.getBarriers(),
+                                                  adaptor.getIndex()),
+                                   adaptor.getCount(), /*predicate=*/Value());
+      NVVM::FenceMbarrierInitOp::create(rewriter, loc);
+    });
+    barrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierExpectTxPattern
+    : OpConversionPattern<tilegpu::MBarrierExpectTxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::MBarrierExpectTxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    onThreadZero(rewriter, loc, [&] {
+      NVVM::MBarrierArriveExpectTxOp::create(
+          rewriter, loc, /*res=*/Type(),
+          barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                         adaptor.getIndex()),
+          adaptor.getBytes(), NVVM::MemScopeKind::CTA, /*relaxed=*/false,
+          /*predicate=*/Value());
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierArrivePattern : OpConversionPattern<tilegpu::MBarrierArriveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::MBarrierArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(),
+                                   barrierAddress(rewriter, loc,
+                                                  adaptor.getBarriers(),
+                                                  adaptor.getIndex()),
+                                   /*count=*/Value());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct MBarrierWaitPattern : OpConversionPattern<tilegpu::MBarrierWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::MBarrierWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    rewriter.replaceOpWithNewOp<NVVM::MBarrierTryWaitParityOp>(
+        op,
+        barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                       adaptor.getIndex()),
+        adaptor.getParity(), constI32(rewriter, loc, kWaitSuspendNs));
+    return success();
+  }
+};
+
+/// cp.async.bulk.tensor into the block's own shared memory, through its
+/// shared::cluster address (what PTX 8.0 names; a block is its own
+/// cluster). Both tilegpu and PTX order coordinates innermost first.
+struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::TmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> map = tensorMapAddress(op, op.getMap());
+    if (failed(map))
+      return failure();
+    Location loc = op.getLoc();
+    onThreadZero(rewriter, loc, [&] {
+      Value dst = LLVM::AddrSpaceCastOp::create(
+          rewriter, loc,
+          LLVM::LLVMPointerType::get(
+              rewriter.getContext(),
+              static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
+          adaptor.getDst());
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          rewriter, loc, dst, *map, adaptor.getCoords(),
+          barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                         adaptor.getIndex()),
+          /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+          /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TmaStorePattern : OpConversionPattern<tilegpu::TmaStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::TmaStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> map = tensorMapAddress(op, op.getMap());
+    if (failed(map))
+      return failure();
+    Location loc = op.getLoc();
+    // The threads' writes to the buffer, visible to the TMA unit.
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    barrier(rewriter, loc);
+    onThreadZero(rewriter, loc, [&] {
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          rewriter, loc, *map, adaptor.getSrc(), adaptor.getCoords(),
+          /*l2CacheHint=*/Value(), NVVM::TMAStoreMode::TILE,
+          /*predicate=*/Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+      NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, /*group=*/0,
+                                           /*read=*/rewriter.getUnitAttr());
+    });
+    barrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateTileGpuTmaPatterns(TypeConverter &converter,
+                                            RewritePatternSet &patterns) {
+  patterns
+      .add<MBarrierInitPattern, MBarrierExpectTxPattern, MBarrierArrivePattern,
+           MBarrierWaitPattern, TmaLoadPattern, TmaStorePattern>(
+          converter, patterns.getContext());
+}

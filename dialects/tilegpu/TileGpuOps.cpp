@@ -1,0 +1,156 @@
+//===- TileGpuOps.cpp - tilegpu op verifiers ------------------------------===//
+#include "dialects/tilegpu/TileGpuDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::tilegpu;
+
+#define GET_OP_CLASSES
+#include "dialects/tilegpu/TileGpuOps.cpp.inc"
+
+LogicalResult AllocSharedOp::verify() {
+  if (auto offset = getOffset()) {
+    int64_t align = getType().getAlignment();
+    if (*offset < 0 || *offset % align)
+      return emitOpError() << "offset " << *offset
+                           << " is not a multiple of the buffer's alignment ("
+                           << align << " bytes)";
+  }
+  return success();
+}
+
+LogicalResult AllocMBarriersOp::verify() {
+  if (auto offset = getOffset(); offset && (*offset < 0 || *offset % 8))
+    return emitOpError() << "offset " << *offset
+                         << " is not a multiple of 8 bytes";
+  return success();
+}
+
+LogicalResult SlotOp::verify() {
+  if (getType() != getRing().getType().withSlots(1))
+    return emitOpError() << "result must be the ring's block with one slot, "
+                         << getRing().getType().withSlots(1);
+  return success();
+}
+
+/// A one-slot buffer, as copies and mmas take.
+static LogicalResult verifyOneSlot(Operation *op, SharedBufferType type,
+                                   StringRef what) {
+  if (type.getSlots() != 1)
+    return op->emitOpError() << what << " must be one slot (use tilegpu.slot), "
+                             << "not " << type.getSlots();
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  auto array = getArray().getType();
+  auto block = cast<RankedTensorType>(getBlock());
+  SharedBufferType dst = getDst().getType();
+  if (failed(verifyOneSlot(*this, dst, "the destination")))
+    return failure();
+  // Copies move bytes: the buffer may view them as another type of the
+  // same width (fp8 data in a uint8 array).
+  if (block.getElementType() != array.getElementType())
+    return emitOpError() << "the block's element type must be the array's ("
+                         << array.getElementType() << ")";
+  if (dst.getElementBytes() != SharedBufferType::get(getContext(), {1, 1},
+                                                     array.getElementType(), 1,
+                                                     0, 0)
+                                   .getElementBytes())
+    return emitOpError() << "the buffer's elements (" << dst.getElementType()
+                         << ") are not as wide as the array's ("
+                         << array.getElementType() << ")";
+  unsigned rank = array.getRank();
+  if (block.getRank() != rank || getIndices().size() != rank)
+    return emitOpError() << "needs a block and indices of the array's rank "
+                         << rank;
+  if (rank < 2)
+    return emitOpError() << "copies 2-d blocks";
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    if (block.getDimSize(d) != 1)
+      return emitOpError() << "block dimensions before the last two must be 1";
+  if (block.getShape().take_back(2) != dst.getShape())
+    return emitOpError() << "block " << block
+                         << " does not match the buffer's block";
+  return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  TensorMapType map = getMap().getType();
+  SharedBufferType dst = getDst().getType();
+  if (failed(verifyOneSlot(*this, dst, "the destination")))
+    return failure();
+  if (getCoords().size() != map.getBox().size())
+    return emitOpError() << "needs " << map.getBox().size() << " coordinates";
+  if (map.getElementType() != dst.getElementType())
+    return emitOpError() << "element types of the map and the buffer differ";
+  int64_t boxElems = 1;
+  for (int64_t d : map.getBox())
+    boxElems *= d;
+  if (boxElems != dst.getRows() * dst.getCols() || dst.getRowStride() ||
+      dst.getSwizzle() != map.getSwizzle())
+    return emitOpError() << "the buffer's block must be the map's box with "
+                            "its swizzle, unpadded";
+  return success();
+}
+
+LogicalResult TmaStoreOp::verify() {
+  TensorMapType map = getMap().getType();
+  SharedBufferType src = getSrc().getType();
+  if (failed(verifyOneSlot(*this, src, "the source")))
+    return failure();
+  if (getCoords().size() != map.getBox().size())
+    return emitOpError() << "needs " << map.getBox().size() << " coordinates";
+  if (map.getElementType() != src.getElementType())
+    return emitOpError() << "element types of the map and the buffer differ";
+  if (src.getRowStride() || src.getSwizzle() != map.getSwizzle())
+    return emitOpError() << "the buffer must be unpadded with the map's "
+                            "swizzle";
+  return success();
+}
+
+RankedTensorType MmaOp::getATileType() {
+  if (auto tile = dyn_cast<RankedTensorType>(getA().getType()))
+    return tile;
+  auto buffer = cast<SharedBufferType>(getA().getType());
+  return RankedTensorType::get(buffer.getShape(), buffer.getElementType());
+}
+
+RankedTensorType MmaOp::getBTileType() {
+  SharedBufferType buffer = getB().getType();
+  SmallVector<int64_t> shape(buffer.getShape());
+  if (getBTransposed())
+    std::swap(shape[0], shape[1]);
+  return RankedTensorType::get(shape, buffer.getElementType());
+}
+
+LogicalResult MmaOp::verify() {
+  if (auto a = getASharedBuffer())
+    if (failed(verifyOneSlot(*this, a.getType(), "A")))
+      return failure();
+  if (failed(verifyOneSlot(*this, getB().getType(), "B")))
+    return failure();
+  RankedTensorType a = getATileType(), b = getBTileType();
+  auto acc = cast<RankedTensorType>(getAcc().getType());
+  if (a.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "takes a 2-d A and accumulator";
+  if (a.getDimSize(1) != b.getDimSize(0) ||
+      a.getDimSize(0) != acc.getDimSize(0) ||
+      b.getDimSize(1) != acc.getDimSize(1))
+    return emitOpError() << "shapes do not chain: A " << a << ", B " << b
+                         << (getBTransposed() ? " (transposed)" : "")
+                         << ", accumulator " << acc;
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "A and B element types differ";
+  if (getInFlight() && !(getTiling() && getTiling()->isWarpgroup()))
+    return emitOpError() << "in_flight needs a warpgroup (wgmma) tiling";
+  return success();
+}
+
+LogicalResult WaitMmaOp::verify() {
+  if (getAccs().getTypes() != getResults().getTypes())
+    return emitOpError() << "results must have the accumulators' types";
+  return success();
+}

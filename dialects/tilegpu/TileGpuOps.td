@@ -1,0 +1,256 @@
+//===- TileGpuOps.td - tilegpu operations --------------------*- tablegen -*-===//
+#ifndef TILEGPU_OPS_TD
+#define TILEGPU_OPS_TD
+
+include "dialects/tilegpu/TileGpuDialect.td"
+include "dialects/tilegpu/TileGpuTypes.td"
+include "dialects/tile/TileAttrs.td"
+include "dialects/tile/TileTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TileGpu_SharedBuffer : Type<CPred<"::llvm::isa<SharedBufferType>($_self)">,
+    "shared-memory buffer", "SharedBufferType">;
+// Parameterless: buildable, so results of this type need no printed type.
+defvar TileGpu_Token = TileGpu_TokenType;
+def TileGpu_MBarriers : Type<CPred<"::llvm::isa<MBarriersType>($_self)">,
+    "mbarriers", "MBarriersType">;
+def TileGpu_TensorMap : Type<CPred<"::llvm::isa<TensorMapType>($_self)">,
+    "tensor map", "TensorMapType">;
+def TileGpu_Array : Type<CPred<"::llvm::isa<::mlir::tile::ArrayType>($_self)">,
+    "tile array", "::mlir::tile::ArrayType">;
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+def TileGpu_AllocSharedOp : TileGpu_Op<"alloc_shared",
+    [MemoryEffects<[MemAlloc]>]> {
+  let summary = "a shared-memory buffer of the kernel";
+  let description = [{
+    Reserves the buffer for the whole kernel. `offset` (bytes from the start
+    of the block's dynamic shared memory, a multiple of the type's
+    alignment) is set by tile-allocate-shared; the lowering needs it.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs TileGpu_SharedBuffer:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def TileGpu_AllocMBarriersOp : TileGpu_Op<"alloc_mbarriers",
+    [MemoryEffects<[MemAlloc]>]> {
+  let summary = "mbarrier objects in shared memory";
+  let description = [{
+    As `alloc_shared`, for `count` 8-byte mbarriers.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs TileGpu_MBarriers:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def TileGpu_SlotOp : TileGpu_Op<"slot", [Pure]> {
+  let summary = "one slot of a shared-memory ring";
+  let description = [{
+    Block `index` (0 <= index < slots) of `ring`, as a one-slot buffer.
+  }];
+  let arguments = (ins TileGpu_SharedBuffer:$ring, I32:$index);
+  let results = (outs TileGpu_SharedBuffer:$result);
+  let assemblyFormat = [{
+    $ring `[` $index `]` attr-dict `:` qualified(type($ring)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous copies (cp.async)
+//===----------------------------------------------------------------------===//
+
+def TileGpu_AsyncCopyOp : TileGpu_Op<"async_copy",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "copy a tile-indexed block of an array into shared memory";
+  let description = [{
+    Starts copying the block of `array` that `tile.load` with the same
+    indices and result type `block` would read into the one-slot buffer
+    `dst`, in 16-byte pieces (cp.async); elements outside the array are
+    zero. The buffer's element type may differ from the array's when it is
+    as wide (fp8 values stored as uint8). `block`'s layout says which thread copies what; its last two
+    dimensions are `dst`'s block (others are 1). The copy is complete, and
+    visible to the thread, once `async_wait` on a token of its group
+    returns; other threads see it after a barrier.
+  }];
+  let arguments = (ins TileGpu_Array:$array, Variadic<I32>:$indices,
+                   TileGpu_SharedBuffer:$dst, TypeAttrOf<AnyRankedTensor>:$block);
+  let results = (outs TileGpu_Token:$token);
+  let assemblyFormat = [{
+    $array `[` $indices `]` `into` $dst attr-dict `:` qualified(type($array))
+    `,` $block `->` qualified(type($dst))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGpu_AsyncGroupOp : TileGpu_Op<"async_group",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "close a group of asynchronous copies";
+  let description = [{
+    The copies of `tokens` (and every copy the thread started since the
+    previous group) form one group (cp.async.commit_group); the result
+    stands for the group.
+  }];
+  let arguments = (ins Variadic<TileGpu_Token>:$tokens);
+  let results = (outs TileGpu_Token:$result);
+  let assemblyFormat = "$tokens attr-dict";
+}
+
+def TileGpu_AsyncWaitOp : TileGpu_Op<"async_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for a group of asynchronous copies";
+  let description = [{
+    Returns once the group of `token` is complete, leaving at most
+    `pending` groups the thread committed after it in flight
+    (cp.async.wait_group pending).
+  }];
+  let arguments = (ins TileGpu_Token:$token, ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$token `pending` `=` $pending attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// mbarriers and TMA
+//===----------------------------------------------------------------------===//
+
+def TileGpu_MBarrierInitOp : TileGpu_Op<"mbarrier_init",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "initialize an mbarrier for `count` arrivals";
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index, I32:$count);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $count attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def TileGpu_MBarrierExpectTxOp : TileGpu_Op<"mbarrier_arrive_expect_tx",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "arrive on an mbarrier, expecting `bytes` of transactions";
+  let description = [{
+    The phase of barrier `index` completes once every expected arrival is
+    in and `bytes` bytes of TMA copies signalling it have landed.
+  }];
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index, I32:$bytes);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $bytes attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def TileGpu_MBarrierArriveOp : TileGpu_Op<"mbarrier_arrive",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "arrive on an mbarrier";
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def TileGpu_MBarrierWaitOp : TileGpu_Op<"mbarrier_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for the phase of parity `parity` of an mbarrier";
+  let description = [{
+    Returns once the phase whose parity is `parity` (0 or 1) of barrier
+    `index` has completed (mbarrier.try_wait.parity, retried).
+  }];
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index, I32:$parity);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $parity attr-dict `:` qualified(type($barriers))
+  }];
+}
+
+def TileGpu_TmaLoadOp : TileGpu_Op<"tma_load",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "TMA copy of a box of a global array into shared memory";
+  let description = [{
+    Copies the box of `map` at element coordinates `coords` (innermost
+    first, as cuTensorMapEncodeTiled numbers them) into the one-slot buffer
+    `dst`; out-of-bounds elements are zero. The bytes are counted on
+    barrier `index` of `barriers`.
+  }];
+  let arguments = (ins TileGpu_TensorMap:$map, Variadic<I32>:$coords,
+                   TileGpu_SharedBuffer:$dst, TileGpu_MBarriers:$barriers,
+                   I32:$index);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `into` $dst `,` $barriers `[` $index `]` attr-dict `:`
+    qualified(type($map)) `,` qualified(type($dst)) `,` qualified(type($barriers))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGpu_TmaStoreOp : TileGpu_Op<"tma_store",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "TMA copy of a shared block into a box of a global array";
+  let description = [{
+    Writes the one-slot buffer `src` to the box of `map` at `coords`;
+    out-of-bounds elements are dropped. Completion is tracked by bulk
+    groups (cp.async.bulk.commit_group / wait_group).
+  }];
+  let arguments = (ins TileGpu_SharedBuffer:$src, TileGpu_TensorMap:$map,
+                   Variadic<I32>:$coords);
+  let assemblyFormat = [{
+    $src `into` $map `[` $coords `]` attr-dict `:` qualified(type($src)) `,`
+    qualified(type($map))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor cores on shared operands
+//===----------------------------------------------------------------------===//
+
+def TileGpu_MmaOp : TileGpu_Op<"mma", [MemoryEffects<[MemRead]>,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "tile.mma whose operands are read from shared buffers";
+  let description = [{
+    `result = a @ b + acc` as `tile.mma`, with B (and A, unless A is a
+    tile in registers) read from one-slot shared buffers: A [m][k]; B
+    [k][n], or B^T [n][k] with `b_transposed`. On sm_90 with a warpgroup
+    tiling this is wgmma with descriptors derived from the buffers' types;
+    otherwise ldmatrix and mma.sync. `in_flight`: the wgmma may still run
+    when the op returns, its result defined only after a `wait_mma` (or the
+    next `mma` of the chain, which waits for all but one group).
+  }];
+  let arguments = (ins AnyTypeOf<[AnyRankedTensor, TileGpu_SharedBuffer]>:$a,
+                   TileGpu_SharedBuffer:$b, AnyRankedTensor:$acc,
+                   UnitAttr:$b_transposed, UnitAttr:$in_flight,
+                   UnitAttr:$fast_accumulation,
+                   OptionalAttr<Tile_MmaTilingAttr>:$tiling);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` qualified(type($b)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A as a tile type (its shape and element type, no layout when A is
+    /// in shared memory); B as the [k][n] tile it stands for.
+    RankedTensorType getATileType();
+    RankedTensorType getBTileType();
+    /// A's buffer, or null when A is in registers.
+    TypedValue<SharedBufferType> getASharedBuffer() {
+      return llvm::dyn_cast<TypedValue<SharedBufferType>>(getA());
+    }
+  }];
+}
+
+def TileGpu_WaitMmaOp : TileGpu_Op<"wait_mma",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for in-flight warpgroup mmas and take their results";
+  let description = [{
+    Returns once at most `pending` groups of wgmmas are in flight
+    (wgmma.wait_group), passing the accumulators `accs` through: their
+    registers are only read after the wait.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$accs,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $accs `pending` `=` $pending attr-dict `:` type($accs) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TILEGPU_OPS_TD
