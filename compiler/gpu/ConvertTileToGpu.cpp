@@ -189,7 +189,8 @@ struct ConvertTileToGpuPass
                            LLVM::LLVMDialect, vector::VectorDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
     // The PTX the lowering writes itself, lowered by convert-gpu-to-nvvm.
-    target.addLegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp>();
+    target.addLegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp,
+                      PtxWgmmaWaitOp, PtxWgmmaRegAOp>();
     auto noTensors = [](Operation *op) {
       auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
       return llvm::none_of(op->getOperandTypes(), isTensor) &&

@@ -180,12 +180,95 @@ struct AtomGlobalLowering : ConvertOpToLLVMPattern<PtxAtomGlobalOp> {
   }
 };
 
+/// The f32 results of an asm statement returning `n` of them as a struct.
+SmallVector<Value> structResults(OpBuilder &b, Location loc,
+                                 LLVM::InlineAsmOp asmOp, int64_t n) {
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < n; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
+}
+
+/// `wgmma.wait_group.sync.aligned N;` with outputs $0..$n-1 tied to the
+/// inputs.
+struct WgmmaWaitLowering : ConvertOpToLLVMPattern<PtxWgmmaWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxWgmmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t n = op.getValues().size();
+    if (!n) {
+      // Nothing to carry: a plain wait.
+      inlineAsm(rewriter, op.getLoc(), {}, {},
+                "wgmma.wait_group.sync.aligned " +
+                    std::to_string(op.getPending()) + ";",
+                "");
+      rewriter.eraseOp(op);
+      return success();
+    }
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "=f,";
+    for (int64_t i = 0; i < n; ++i)
+      constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        getContext(), SmallVector<Type>(n, rewriter.getF32Type()));
+    auto asmOp =
+        inlineAsm(rewriter, op.getLoc(), structType, adaptor.getValues(),
+                  "wgmma.wait_group.sync.aligned " +
+                      std::to_string(op.getPending()) + ";",
+                  constraints);
+    rewriter.replaceOp(op, structResults(rewriter, op.getLoc(), asmOp, n));
+    return success();
+  }
+};
+
+/// One register-A wgmma: the accumulators $0..$r-1 (tied to the inputs
+/// $r..$2r-1), A's four words, B's descriptor; scale-d from a predicate that
+/// is always true (the accumulator is always added).
+struct WgmmaRegALowering : ConvertOpToLLVMPattern<PtxWgmmaRegAOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxWgmmaRegAOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t r = op.getAcc().size();
+    std::string type = op.getInputType().isBF16() ? "bf16" : "f16";
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+                       "wgmma.mma_async.sync.aligned.m64n" +
+                       std::to_string(op.getN()) + "k16.f32." + type + "." +
+                       type + " {";
+    for (int64_t i = 0; i < r; ++i)
+      text += "$" + std::to_string(i) + (i + 1 < r ? ", " : "}, {");
+    for (int64_t i = 0; i < 4; ++i)
+      text += "$" + std::to_string(2 * r + i) + (i < 3 ? ", " : "}, ");
+    text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1, " +
+            (op.getBKMajor() ? "0" : "1") + ";\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < r; ++i)
+      constraints += "=f,";
+    for (int64_t i = 0; i < r; ++i)
+      constraints += std::to_string(i) + ",";
+    constraints += "r,r,r,r,l";
+    SmallVector<Value> operands(adaptor.getAcc());
+    llvm::append_range(operands, adaptor.getA());
+    operands.push_back(adaptor.getBDesc());
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        getContext(), SmallVector<Type>(r, rewriter.getF32Type()));
+    auto asmOp = inlineAsm(rewriter, op.getLoc(), structType, operands, text,
+                           constraints);
+    rewriter.replaceOp(op, structResults(rewriter, op.getLoc(), asmOp, r));
+    return success();
+  }
+};
+
 struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
   using ConvertToLLVMPatternInterface::ConvertToLLVMPatternInterface;
   void populateConvertToLLVMConversionPatterns(
       ConversionTarget &target, LLVMTypeConverter &converter,
       RewritePatternSet &patterns) const final {
-    target.addIllegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp>();
+    target.addIllegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp,
+                        PtxWgmmaWaitOp, PtxWgmmaRegAOp>();
     populateTilePtxToLLVMPatterns(converter, patterns);
   }
 };
@@ -194,8 +277,8 @@ struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
 
 void mlir::tile::populateTilePtxToLLVMPatterns(LLVMTypeConverter &converter,
                                                RewritePatternSet &patterns) {
-  patterns.add<LoadGlobalLowering, StoreGlobalLowering, AtomGlobalLowering>(
-      converter);
+  patterns.add<LoadGlobalLowering, StoreGlobalLowering, AtomGlobalLowering,
+               WgmmaWaitLowering, WgmmaRegALowering>(converter);
 }
 
 void mlir::tile::registerConvertTilePtxToLLVMInterface(

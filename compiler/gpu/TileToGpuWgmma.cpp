@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tile/TileGpuAsmOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -87,44 +88,14 @@ SmallVector<SmallVector<int64_t>> blockRegisters(const LinearLayout &acc,
 }
 
 /// One wgmma.m64nNk16 with A from four 32-bit registers and B through
-/// `bDesc`, accumulating into `acc` (N/2 f32): inline asm, since the NVVM
-/// op only has the shared-memory form of A.
+/// `bDesc`, accumulating into `acc` (N/2 f32): tile.ptx.wgmma_reg_a, since
+/// the NVVM op only has the shared-memory form of A.
 SmallVector<Value> wgmmaRegA(OpBuilder &b, Location loc, ValueRange acc,
-                             ValueRange a, Value bDesc, int64_t n,
-                             StringRef type, bool bTransposed) {
-  int64_t r = acc.size();
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(n) + "k16.f32." + type.str() + "." +
-                     type.str() + " {";
-  for (int64_t i = 0; i < r; ++i)
-    text += "$" + std::to_string(i) + (i + 1 < r ? ", " : "}, {");
-  for (int64_t i = 0; i < 4; ++i)
-    text += "$" + std::to_string(2 * r + i) + (i < 3 ? ", " : "}, ");
-  text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1, " +
-          (bTransposed ? "1" : "0") + ";\n}";
-  std::string constraints;
-  for (int64_t i = 0; i < r; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < r; ++i)
-    constraints += std::to_string(i) + ",";
-  constraints += "r,r,r,r,l";
-  SmallVector<Value> operands(acc);
-  llvm::append_range(operands, a);
-  operands.push_back(bDesc);
-  MLIRContext *ctx = b.getContext();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(r, b.getF32Type()));
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, structType, operands, text, constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < r; ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                               ArrayRef<int64_t>{i}));
-  return out;
+                             ValueRange a, Value bDesc, int64_t n, Type type,
+                             bool bKMajor) {
+  auto op = PtxWgmmaRegAOp::create(b, loc, acc.getTypes(), acc, a, bDesc,
+                                   uint64_t(n), type, bKMajor);
+  return SmallVector<Value>(op.getResults());
 }
 
 /// What both lowerings read off the op and its buffers' types.
@@ -191,7 +162,6 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     for (int64_t reg : block)
       blockAcc.back().push_back(regs[reg]);
   }
-  StringRef type = w->inType.isBF16() ? "bf16" : "f16";
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += 16) {
     int64_t bytes =
@@ -201,7 +171,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
       SmallVector<Value> a;
       for (Value v : aFrags[kk / 16][i])
         a.push_back(asI32(v));
-      block = wgmmaRegA(rewriter, loc, block, a, b, n, type, !bKMajor);
+      block = wgmmaRegA(rewriter, loc, block, a, b, n, w->inType, bKMajor);
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
@@ -328,23 +298,6 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
 
 SmallVector<Value> mlir::tile::waitCarrying(OpBuilder &b, Location loc,
                                             ValueRange values, int64_t group) {
-  std::string constraints;
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += "=f,";
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
-  MLIRContext *ctx = b.getContext();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(values.size(), b.getF32Type()));
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, loc, structType, values,
-      "wgmma.wait_group.sync.aligned " + std::to_string(group) + ";",
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
-  SmallVector<Value> out;
-  for (int64_t i = 0; i < int64_t(values.size()); ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
-                                               ArrayRef<int64_t>{i}));
-  return out;
+  auto wait = PtxWgmmaWaitOp::create(b, loc, values.getTypes(), values, group);
+  return SmallVector<Value>(wait.getResults());
 }

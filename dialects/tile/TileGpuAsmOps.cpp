@@ -78,3 +78,23 @@ LogicalResult PtxAtomGlobalOp::verify() {
     return emitOpError("memory scope must be block, device or sys");
   return success();
 }
+
+LogicalResult PtxWgmmaWaitOp::verify() {
+  if (getValues().size() != getResults().size())
+    return emitOpError() << "returns each of its " << getValues().size()
+                         << " values";
+  return success();
+}
+
+LogicalResult PtxWgmmaRegAOp::verify() {
+  int64_t n = getN();
+  if (n % 8 || n > 256)
+    return emitOpError() << "n must be a multiple of 8 up to 256, not " << n;
+  if (int64_t(getAcc().size()) != n / 2 ||
+      getResults().size() != getAcc().size())
+    return emitOpError() << "m64n" << n << " accumulates " << n / 2
+                         << " f32 per thread";
+  if (getA().size() != 4)
+    return emitOpError() << "A is four 32-bit fragment registers";
+  return success();
+}

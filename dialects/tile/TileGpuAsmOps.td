@@ -75,4 +75,42 @@ def Tile_PtxAtomGlobalOp : Tile_Op<"ptx.atom_global",
   }];
 }
 
+def Tile_PtxWgmmaWaitOp : Tile_Op<"ptx.wgmma_wait"> {
+  let summary = "wgmma.wait_group that passes the accumulators through";
+  let description = [{
+    `wgmma.wait_group.sync.aligned pending`, its outputs tied to `values`:
+    no read of an accumulator of an in-flight wgmma can be scheduled before
+    the wait (NVVM's wait takes no operands, and ptxas serializes every
+    wgmma when a register may be read early).
+  }];
+  let arguments = (ins Variadic<F32>:$values,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let results = (outs Variadic<F32>:$results);
+  let assemblyFormat = [{
+    $values `pending` `=` $pending attr-dict `:` type($values) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_PtxWgmmaRegAOp : Tile_Op<"ptx.wgmma_reg_a", [AttrSizedOperandSegments]> {
+  let summary = "wgmma.mma_async.m64nNk16 with A in registers";
+  let description = [{
+    One `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<in>.<in>` with A as
+    four 32-bit fragment registers and B through the shared-memory
+    descriptor `b_desc` (N-major, or K-major with `b_k_major`),
+    accumulating into `acc` (n / 2 f32, tied to the results). NVVM's
+    wgmma op has only the shared-memory form of A.
+  }];
+  let arguments = (ins Variadic<F32>:$acc, Variadic<I32>:$a, I64:$b_desc,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$n,
+                       TypeAttrOf<AnyTypeOf<[F16, BF16]>>:$input_type,
+                       UnitAttr:$b_k_major);
+  let results = (outs Variadic<F32>:$results);
+  let assemblyFormat = [{
+    `(` $acc `)` `,` `(` $a `)` `,` $b_desc attr-dict `:` `(` type($acc) `)`
+    `,` `(` type($a) `)` `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TILE_GPU_ASM_OPS_TD

@@ -17,7 +17,7 @@
 // GPU: nvvm.wgmma.mma_async
 // GPU: nvvm.wgmma.commit.group.sync.aligned
 // GPU-NOT: nvvm.wgmma.wait.group.sync.aligned
-// GPU: llvm.inline_asm has_side_effects {{.*}} "wgmma.wait_group.sync.aligned 0;"
+// GPU: tile.ptx.wgmma_wait {{.*}} pending = 0
 // GPU: scf.if %{{.*}} -> (vector<64xf32>)
 // GPU: arith.mulf %{{.*}} : vector<64xf32>
 // GPU: scf.yield
@@ -68,7 +68,7 @@ func.func @if_in_loop(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div
 // GPU: nvvm.wgmma.commit.group.sync.aligned
 // GPU-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // GPU: scf.yield
-// GPU: llvm.inline_asm has_side_effects {{.*}} "wgmma.wait_group.sync.aligned 0;"
+// GPU: tile.ptx.wgmma_wait {{.*}} pending = 0
 // GPU: nvvm.cp.async.wait.group 0
 // GPU-NEXT: gpu.barrier
 // GPU: scf.yield %{{.*}} : vector<64xf32>

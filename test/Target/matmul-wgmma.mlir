@@ -28,7 +28,7 @@
 // nothing reads them before the last wgmma is done (ptxas would otherwise
 // serialize the wgmmas).
 // GPU: scf.yield
-// GPU: llvm.inline_asm has_side_effects {{.*}} "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},0,1,2,
+// GPU: tile.ptx.wgmma_wait %{{.*}}, %{{.*}} pending = 0 : f32, f32,
 // GPU: nvvm.cp.async.wait.group 0
 // GPU-NEXT: gpu.barrier
 

@@ -69,3 +69,27 @@ func.func @no_scope(%p: !llvm.ptr<1>, %v: i32) {
   %r = tile.ptx.atom_global add %p, %v {memory_scope = #tile.memory_scope<none>} : i32
   return
 }
+
+// -----
+
+func.func @wgmma_acc(%c: f32, %a: i32, %desc: i64) {
+  // expected-error @+1 {{m64n16 accumulates 8 f32 per thread}}
+  %d:4 = tile.ptx.wgmma_reg_a(%c, %c, %c, %c), (%a, %a, %a, %a), %desc {n = 16, input_type = f16} : (f32, f32, f32, f32), (i32, i32, i32, i32) -> f32, f32, f32, f32
+  return
+}
+
+// -----
+
+func.func @wgmma_a(%c: f32, %a: i32, %desc: i64) {
+  // expected-error @+1 {{A is four 32-bit fragment registers}}
+  %d:4 = tile.ptx.wgmma_reg_a(%c, %c, %c, %c), (%a, %a), %desc {n = 8, input_type = f16} : (f32, f32, f32, f32), (i32, i32) -> f32, f32, f32, f32
+  return
+}
+
+// -----
+
+func.func @wgmma_wait(%c: f32) {
+  // expected-error @+1 {{returns each of its 2 values}}
+  %w = tile.ptx.wgmma_wait %c, %c pending = 0 : f32, f32 -> f32
+  return
+}
