@@ -72,7 +72,11 @@ MmaLayoutAttr mlir::tile::getMmaLayout(MLIRContext *ctx,
 MmaKind mlir::tile::getMmaKind(MmaOp op) {
   if (op.getTensorCoreShape().empty())
     return MmaKind::Fma;
-  Type in = cast<RankedTensorType>(op.getA().getType()).getElementType();
+  return getTensorCoreMmaKind(
+      cast<RankedTensorType>(op.getA().getType()).getElementType());
+}
+
+MmaKind mlir::tile::getTensorCoreMmaKind(Type in) {
   if (in.isF16())
     return MmaKind::F16;
   if (in.isBF16())

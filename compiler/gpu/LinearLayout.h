@@ -40,6 +40,8 @@ MmaLayoutAttr getMmaLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
 /// How a tile.mma is computed on the GPU.
 enum class MmaKind { Fma, F16, BF16, TF32, I8, F8E4M3, F8E5M2 };
 MmaKind getMmaKind(MmaOp op);
+/// The tensor-core kind of an mma whose operands are `elementType`.
+MmaKind getTensorCoreMmaKind(Type elementType);
 
 } // namespace mlir::tile
 

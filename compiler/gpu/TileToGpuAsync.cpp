@@ -20,20 +20,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The kind of a tilegpu.mma's tensor-core instructions.
-MmaKind sharedMmaKind(tilegpu::MmaOp op) {
-  Type in = op.getATileType().getElementType();
-  if (in.isF16())
-    return MmaKind::F16;
-  if (in.isBF16())
-    return MmaKind::BF16;
-  if (isa<Float8E4M3FNType>(in))
-    return MmaKind::F8E4M3;
-  if (isa<Float8E5M2Type>(in))
-    return MmaKind::F8E5M2;
-  return in.isF32() ? MmaKind::TF32 : MmaKind::I8;
-}
-
 /// `offset` bytes into the shared window; the offset comes from
 /// tile-allocate-shared.
 template <typename AllocOp> struct AllocPattern : OpConversionPattern<AllocOp> {
@@ -156,7 +142,7 @@ struct SharedMmaPattern : StatefulPattern<tilegpu::MmaOp> {
   LogicalResult
   matchAndRewrite(tilegpu::MmaOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    MmaKind kind = sharedMmaKind(op);
+    MmaKind kind = getTensorCoreMmaKind(op.getATileType().getElementType());
     MmaTilingAttr tiling = op.getTilingAttr();
     bool warpgroup = tiling && tiling.isWarpgroup();
     if (warpgroup && op.getASharedBuffer())
