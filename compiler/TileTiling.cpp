@@ -205,7 +205,7 @@ static bool readsAFromRing(MmaOp op, bool chained) {
 }
 
 /// Whether `load`'s block can be copied in 16-byte cp.async pieces as far
-/// as its array tells (TileToGpuPrefetch.cpp checks the thread layout too).
+/// as its array tells (tile-pipeline-mma checks the thread layout too).
 static bool copiesWholeRows(LoadOp load) {
   auto array = cast<ArrayType>(load.getArray().getType());
   unsigned rank = array.getRank();
@@ -261,7 +261,7 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                               {64, n, 32});
   }
   // The operands must be able to stream through the cp.async ring
-  // (TileToGpuPrefetch.cpp): B loaded in the body of the loop around the
+  // (tile-pipeline-mma): B loaded in the body of the loop around the
   // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
   // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
