@@ -79,20 +79,9 @@ def _matmul_tile(a, b, c, pm, pn, BM, BN, BK):
     tile.store(c, index=(pm, pn), tile=acc.astype(c.dtype))
 
 
-@tile.kernel
-def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
-           BK: tile.Constant[int], GROUP: tile.Constant[int]):
-    # One output tile per block, blocks in grouped order.
-    pm, pn = grouped_tile(tile.bid(0), tile.cdiv(a.shape[0], BM), tile.cdiv(b.shape[1], BN),
-                          GROUP)
-    _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
-
-
-@tile.kernel
-def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
-                      BK: tile.Constant[int], GROUP: tile.Constant[int]):
-    # Persistent: launch one block per SM; each walks the output tiles
-    # tile_id, tile_id + grid, ... in grouped order.
+def _persistent_tiles(a, b, c, BM, BN, BK, GROUP):
+    # Launched with fewer blocks than tiles (one per SM): each block walks the
+    # output tiles tile_id, tile_id + grid, ... in grouped order.
     num_bid_m = tile.cdiv(a.shape[0], BM)
     num_bid_n = tile.cdiv(b.shape[1], BN)
     num_tiles = num_bid_m * num_bid_n
@@ -101,6 +90,36 @@ def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
         pm, pn = grouped_tile(tile_id, num_bid_m, num_bid_n, GROUP)
         _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
         tile_id += tile.num_blocks(0)
+
+
+@tile.kernel
+def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+           BK: tile.Constant[int], GROUP: tile.Constant[int],
+           PERSISTENT: tile.Constant[bool] = False):
+    # One output tile per block, blocks in grouped order; PERSISTENT (a
+    # schedule the autotuner may choose, grid from matmul_grid): one block
+    # per SM looping over the tiles.
+    if PERSISTENT:
+        _persistent_tiles(a, b, c, BM, BN, BK, GROUP)
+    else:
+        pm, pn = grouped_tile(tile.bid(0), tile.cdiv(a.shape[0], BM),
+                              tile.cdiv(b.shape[1], BN), GROUP)
+        _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
+
+
+def matmul_grid(m, n, sms):
+    """The grid of `matmul` for an m x n output, as a function of a config's
+    constants: a block per tile, or at most one per SM when PERSISTENT."""
+    def grid(meta):
+        tiles = -(-m // meta["BM"]) * -(-n // meta["BN"])
+        return (min(sms, tiles) if meta.get("PERSISTENT") else tiles,)
+    return grid
+
+
+@tile.kernel
+def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                      BK: tile.Constant[int], GROUP: tile.Constant[int]):
+    _persistent_tiles(a, b, c, BM, BN, BK, GROUP)
 
 
 def _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc, BN, D, MASK):
@@ -246,12 +265,14 @@ def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
 
 # -- autotuned (issue 18): bench.py's "tile" rows; "tile-fixed" keeps the
 # hand-picked configs above. The spaces contain those configs exactly, and
-# are narrow so one bench run tunes in minutes (each config compiles once per
-# key): 128/64-row tiles, BK 64, the compiler's warps, its ring depth or 3.
+# are narrow enough that one bench run tunes in a few minutes (each config
+# compiles once per dtype): 64/128-row tiles, BK 64, the compiler's warps,
+# its ring depth or 3 or 4 stages, both schedules (a block per tile, or
+# persistent); attention's tiles and ring depths.
 MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=(None,),
-                                            num_stages=(0, 3))
+                                            num_stages=(0, 3, 4), persistent=(False, True))
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
-ATTENTION_SPACE = tile.autotune_configs.attention(128)
+ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3))
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)
 
 

@@ -35,21 +35,30 @@ def matmul_shared_bytes(bm, bn, bk, stages, itemsize):
 
 
 def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_k=(32, 64),
-           num_warps=(None, 4, 8), num_stages=(0, 3, 4), group=8,
+           num_warps=(None, 4, 8), num_stages=(0, 3, 4), group=8, persistent=None,
            shared_memory=SHARED_MEMORY_BYTES):
     """Configs for an mma loop over `dtype` operands: every (BM, BN, BK, warps,
-    stages) of the given values whose ring fits in `shared_memory` bytes,
-    with GROUP=`group` (None: no GROUP constant). Pass narrower tuples to
-    search less (each config is compiled once per key)."""
+    stages, group, schedule) of the given values whose ring fits in
+    `shared_memory` bytes. `group`: an int or a tuple of GROUP values (the
+    grouped block order; None: no GROUP constant). `persistent`: None (no
+    PERSISTENT constant) or a tuple of its values, for a kernel whose
+    `PERSISTENT: tile.Constant[bool]` chooses between one output tile per
+    block and one block per SM walking the tiles (the grid callable reads
+    it). Pass narrower tuples to search less (each config is compiled once
+    per key)."""
     size = _itemsize(dtype)
+    groups = group if isinstance(group, (tuple, list)) else (group,)
+    schedules = persistent if persistent is not None else (None,)
     out = []
-    for bm, bn, bk, warps, stages in itertools.product(block_m, block_n, block_k,
-                                                       num_warps, num_stages):
+    for bm, bn, bk, warps, stages, grp, pers in itertools.product(
+            block_m, block_n, block_k, num_warps, num_stages, groups, schedules):
         if matmul_shared_bytes(bm, bn, bk, stages, size) > shared_memory:
             continue
         consts = dict(BM=bm, BN=bn, BK=bk)
-        if group is not None:
-            consts["GROUP"] = group
+        if grp is not None:
+            consts["GROUP"] = grp
+        if pers is not None:
+            consts["PERSISTENT"] = bool(pers)
         out.append(Config(consts, num_warps=warps or None, num_stages=stages or None))
     return out
 
