@@ -31,6 +31,7 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      TileLaunchError, TileTypeError, TileValueError,
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
+from .specializations import Specializations as _Specializations
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_occupancy
 from .hints import current_compiler_timeout
 from .array_lists import check_parameter_space
@@ -166,63 +167,6 @@ def check_num_stages(num_stages):
         raise TileValueError(f"num_stages must be None or an int from 0 (the compiler "
                              f"chooses) to {MAX_NUM_STAGES}, got {num_stages!r}",
                              location=user_location())
-
-
-class _Specializations(dict):
-    """Kernel.cache: specialization key -> CompiledKernel. A dict that tells
-    the C dispatcher (which caches entries of its own) when it changes."""
-
-    __slots__ = ("_on_change",)
-
-    def __init__(self):
-        super().__init__()
-        self._on_change = None
-
-    def _changed(self):
-        f = self._on_change
-        if f is not None:
-            f()
-
-    def __setitem__(self, key, value):
-        replaced = key in self  # a new key leaves the dispatcher's entries valid
-        super().__setitem__(key, value)
-        if replaced:
-            self._changed()
-
-    def __delitem__(self, key):
-        super().__delitem__(key)
-        self._changed()
-
-    def __ior__(self, other):
-        super().update(other)
-        self._changed()
-        return self
-
-    def clear(self):
-        super().clear()
-        self._changed()
-
-    def pop(self, *args):
-        try:
-            return super().pop(*args)
-        finally:
-            self._changed()
-
-    def popitem(self):
-        try:
-            return super().popitem()
-        finally:
-            self._changed()
-
-    def setdefault(self, key, default=None):
-        try:
-            return super().setdefault(key, default)
-        finally:
-            self._changed()
-
-    def update(self, *args, **kwargs):
-        super().update(*args, **kwargs)
-        self._changed()
 
 
 _FLOAT_CONSTANTS = {}  # bit pattern -> one float object: NaN keys equal to themselves
