@@ -51,6 +51,7 @@ std::optional<Param> Param::parse(std::string_view text) {
 
 ArgPlan::ArgPlan(Signature signature) : sig(std::move(signature)) {
   for (size_t p = 0; p < sig.size(); ++p) {
+    first.push_back(slots.size());
     auto add = [&](SlotKind k, size_t n) {
       slots.insert(slots.end(), n, k);
       owner.insert(owner.end(), n, uint32_t(p));
@@ -85,10 +86,7 @@ std::string ArgPlan::describe(size_t i) const {
   if (sig[p].kind != Param::Array)
     return text + " (" + sig[p].str() + " parameter " + std::to_string(p) +
            ")";
-  size_t first = i;
-  while (first > 0 && owner[first - 1] == p)
-    --first;
-  size_t k = i - first;
+  size_t k = i - first[p];
   size_t rank = size_t(sig[p].rank);
   std::string what = k == 0       ? "data pointer"
                      : k <= rank  ? "extent " + std::to_string(k - 1)
@@ -96,14 +94,14 @@ std::string ArgPlan::describe(size_t i) const {
   return text + " (" + what + " of array parameter " + std::to_string(p) + ")";
 }
 
-PackedArgs::PackedArgs(const ArgPlan &plan) : plan(plan) {
+PackedArgs::PackedArgs(const ArgPlan &plan, size_t extra) : plan(plan) {
   size_t n = plan.size();
-  if (n <= kInline) {
+  if (n + extra <= kInline) {
     cells = inlineCells;
     ptrs = inlinePtrs;
   } else {
     heapCells.resize(n);
-    heapPtrs.resize(n);
+    heapPtrs.resize(n + extra);
     cells = heapCells.data();
     ptrs = heapPtrs.data();
   }
@@ -111,6 +109,8 @@ PackedArgs::PackedArgs(const ArgPlan &plan) : plan(plan) {
     cells[i] = 0;
     ptrs[i] = &cells[i];
   }
+  for (size_t j = 0; j < extra; ++j)
+    ptrs[n + j] = nullptr;
 }
 
 template <typename T> static void store(uint64_t &cell, T value) {

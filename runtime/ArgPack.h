@@ -53,18 +53,22 @@ public:
   SlotKind slot(size_t i) const { return slots[i]; }
   /// "argument 2 (extent 1 of array argument 0)" for error messages.
   std::string describe(size_t i) const;
+  /// The first slot of signature entry `p` (an array's data pointer).
+  size_t firstSlot(size_t p) const { return first[p]; }
 
 private:
   Signature sig;
   std::vector<SlotKind> slots;
   std::vector<uint32_t> owner; // slot -> signature index
+  std::vector<size_t> first;   // signature index -> its first slot
 };
 
 /// The `void **` array for one launch. Values live in 8-byte cells; the
-/// first 32 parameters need no allocation.
+/// first 32 parameters need no allocation. `extra` parameters follow the
+/// plan's slots (tensor maps: setExtra points them at their bytes).
 class PackedArgs {
 public:
-  explicit PackedArgs(const ArgPlan &plan);
+  explicit PackedArgs(const ArgPlan &plan, size_t extra = 0);
   PackedArgs(const PackedArgs &) = delete;
   PackedArgs &operator=(const PackedArgs &) = delete;
 
@@ -75,9 +79,17 @@ public:
   /// Floating value for slot `i`; an error on an integer slot.
   void setFloat(size_t i, double value);
 
+  /// Parameter `plan.size() + j` is the bytes at `value` (which must live
+  /// until the launch returns).
+  void setExtra(size_t j, const void *value) {
+    ptrs[plan.size() + j] = const_cast<void *>(value);
+  }
+
   void **params() { return ptrs; }
   /// The bytes of slot `i` (tests check the layout).
   const void *cell(size_t i) const { return &cells[i]; }
+  /// Slot `i` as the 64-bit value it holds (pointers, extents, strides).
+  uint64_t cellBits(size_t i) const { return cells[i]; }
 
 private:
   static constexpr size_t kInline = 32;

@@ -89,6 +89,7 @@ void CudaDriver::load() {
   // Timing flushes L2 with a scratch buffer (kept for the process).
   resolveOptional(table.cuMemAlloc, "cuMemAlloc_v2");
   resolveOptional(table.cuMemsetD32Async, "cuMemsetD32Async");
+  resolveOptional(table.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   if (CUresult r = table.cuInit(0)) {
     failure = "cannot initialize the CUDA driver: " + describe(r);
     return;
@@ -220,6 +221,17 @@ int CudaDriver::maxSharedOptIn(CUcontext ctx) {
             &bytes, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
         "cuDeviceGetAttribute");
   return bytes;
+}
+
+CUresult CudaDriver::encodeTensorMap(TensorMapBytes &out,
+                                     const TensorMapEncoding &e) {
+  const CudaApiTable &cu = api();
+  if (!cu.cuTensorMapEncodeTiled)
+    return -1;
+  return cu.cuTensorMapEncodeTiled(
+      out.words, e.dataType, e.rank, reinterpret_cast<void *>(e.address),
+      e.globalDim, e.globalStrides, e.boxDim, e.elementStrides, e.interleave,
+      e.swizzle, e.l2Promotion, e.oobFill);
 }
 
 ScopedContext::ScopedContext(CudaDriver &driver, CUcontext ctx)

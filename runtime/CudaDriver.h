@@ -10,8 +10,10 @@
 #define TILE_RUNTIME_CUDADRIVER_H
 
 #include "runtime/CudaApi.h"
+#include "runtime/TensorMap.h"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -69,6 +71,13 @@ struct CudaApiTable {
   cu::CUresult (*cuMemAlloc)(cu::CUdeviceptr *, size_t);
   cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr, unsigned, size_t,
                                    cu::CUstream);
+  // TMA descriptors (CUDA 12, sm_90): the enums are passed as their values.
+  cu::CUresult (*cuTensorMapEncodeTiled)(
+      void *tensorMap, unsigned dataType, unsigned rank, void *globalAddress,
+      const uint64_t *globalDim, const uint64_t *globalStrides,
+      const uint32_t *boxDim, const uint32_t *elementStrides,
+      unsigned interleave, unsigned swizzle, unsigned l2Promotion,
+      unsigned oobFill);
 };
 
 class CudaDriver {
@@ -110,6 +119,10 @@ public:
   std::string archOf(int device);
   /// Most dynamic shared memory a block may opt into on the context's device.
   int maxSharedOptIn(cu::CUcontext ctx);
+  /// cuTensorMapEncodeTiled of `encoding` into `out` (a CUresult; -1 when
+  /// the driver lacks the entry point).
+  cu::CUresult encodeTensorMap(TensorMapBytes &out,
+                               const TensorMapEncoding &encoding);
 
 private:
   void load();

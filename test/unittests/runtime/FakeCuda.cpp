@@ -54,6 +54,7 @@ struct Record {
   double clockMs = 0;                  // the fake GPU clock
   int liveEvents = 0;                  // created and not yet destroyed
   uintptr_t capturing = ~uintptr_t(0); // the stream capturing a graph, if any
+  std::vector<std::string> encodes;    // cuTensorMapEncodeTiled calls
 } record;
 
 struct Event {
@@ -262,6 +263,49 @@ API CUresult cuEventDestroy_v2(Event *event) {
   delete event;
   return 0;
 }
+/// Checks what the real driver documents, records the call as text
+/// ("type=6 rank=2 address=... dims=64,128 strides=128 box=64,128
+/// elementStrides=1,1 interleave=0 swizzle=3 l2=2 oob=0") and writes the
+/// map: its first word is the global address, so a launch's parameters show
+/// which array a map describes.
+API CUresult cuTensorMapEncodeTiled(uint64_t *map, unsigned type, unsigned rank,
+                                    void *address, const uint64_t *dims,
+                                    const uint64_t *strides,
+                                    const uint32_t *box,
+                                    const uint32_t *elementStrides,
+                                    unsigned interleave, unsigned swizzle,
+                                    unsigned l2, unsigned oob) {
+  auto addr = reinterpret_cast<uintptr_t>(address);
+  if (reinterpret_cast<uintptr_t>(map) % 64 || addr % 16 || rank < 1 ||
+      rank > 5 || type > 12)
+    return 1;
+  for (unsigned i = 0; i < rank; ++i)
+    if (!dims[i] || dims[i] > (uint64_t(1) << 32) || !box[i] || box[i] > 256 ||
+        !elementStrides[i] || elementStrides[i] > 8 ||
+        (i + 1 < rank &&
+         (strides[i] % 16 || strides[i] >= (uint64_t(1) << 40))))
+      return 1;
+  std::string text = "type=" + std::to_string(type) +
+                     " rank=" + std::to_string(rank) +
+                     " address=" + std::to_string(addr);
+  auto list = [&](const char *name, auto *values, unsigned n) {
+    text += std::string(" ") + name + "=";
+    for (unsigned i = 0; i < n; ++i)
+      text += (i ? "," : "") + std::to_string(values[i]);
+  };
+  list("dims", dims, rank);
+  list("strides", strides, rank - 1);
+  list("box", box, rank);
+  list("elementStrides", elementStrides, rank);
+  text += " interleave=" + std::to_string(interleave) +
+          " swizzle=" + std::to_string(swizzle) + " l2=" + std::to_string(l2) +
+          " oob=" + std::to_string(oob);
+  std::lock_guard<std::mutex> lock(mutex);
+  record.encodes.push_back(text);
+  std::memset(map, 0, 128);
+  map[0] = addr;
+  return 0;
+}
 #endif
 
 // Test controls and observations.
@@ -286,6 +330,10 @@ API uint64_t fake_cuda_param(int i) { return record.params[size_t(i)]; }
 API int fake_cuda_current_device() { return current ? current->device : -1; }
 API int fake_cuda_live_events() { return record.liveEvents; }
 API double fake_cuda_clock_ms() { return record.clockMs; }
+API int fake_cuda_encodes() { return int(record.encodes.size()); }
+API const char *fake_cuda_encode(int i) {
+  return record.encodes[size_t(i)].c_str();
+}
 /// The stream that captures a graph from now on; ~0 for none.
 API void fake_cuda_set_capturing(uintptr_t stream) {
   record.capturing = stream;
