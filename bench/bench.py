@@ -38,6 +38,14 @@ def bench(fn):
     return min(do_bench(fn, return_mode="median") for _ in range(REPEATS))
 
 
+def binary_digest(compiled):
+    """SHA-256 (first 12 hex digits) of a CompiledKernel's cubin: two rows with
+    the same digest launched the same machine code."""
+    import hashlib
+    code = compiled.asm.get("cubin") or compiled.asm.get("ptx") or b""
+    return hashlib.sha256(code if isinstance(code, bytes) else code.encode()).hexdigest()[:12]
+
+
 def record(problem, impl, ms, flops=None, nbytes=None, err=None, config=None):
     r = {"problem": problem, "impl": impl, "ms": ms}
     if config is not None:
@@ -66,12 +74,52 @@ def attempt(problem, impl, fn, check, flops=None, nbytes=None, tuned=None):
         record(problem, impl, float("nan"), err=f"{type(e).__name__}: {str(e)[:300]}")
 
 
+_FLUSH = []  # the L2-clearing buffer, made on first use
+
+
+def interleaved_medians(fns, rep_ms=100.0):
+    """The median time (ms) of each of `fns`, timed as do_bench times one
+    (CUDA events around each run, a 256 MiB memset before it so that every
+    run starts with a cold L2 and the host's launch time hides behind the
+    memset) but taking turns run by run: run r of every fn is timed before
+    run r+1 of any, so the machine's drift (clocks, the host) falls on all
+    of them alike. About `rep_ms` of runs of the slowest, 10 to 1000 each."""
+    if not _FLUSH:
+        _FLUSH.append(torch.empty(256 << 20, dtype=torch.int8, device="cuda"))
+    flush = _FLUSH[0]
+    est = []
+    for fn in fns:
+        fn()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        est.append(start.elapsed_time(end) / 5)
+    n = max(10, min(1000, int(rep_ms / max(max(est), 1e-3))))
+    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(n)] for _ in fns]
+    for r in range(n):
+        for fn, ev in zip(fns, events):
+            flush.zero_()
+            ev[r][0].record()
+            fn()
+            ev[r][1].record()
+    torch.cuda.synchronize()
+    out = []
+    for ev in events:
+        times = sorted(s.elapsed_time(e) for s, e in ev)
+        out.append(times[len(times) // 2])
+    return out
+
+
 def contest(problem, entries, flops=None, nbytes=None):
     """Checks every implementation of one problem, then times them taking
-    turns: REPEATS rounds, each a do_bench median of every implementation in
-    order, each keeping its best. Interleaving spreads the machine's drift
-    (clocks, the host) over all of them alike, where timing one after the
-    other gave a later row a different machine. An entry is (impl, fn,
+    turns run by run (interleaved_medians), REPEATS rounds, each keeping its
+    best median: timing one implementation after the other gave the later
+    rows a different machine (one do_bench median of the same binary moved by
+    up to 7% between back-to-back calls on the H200). An entry is (impl, fn,
     check[, tuned[, before]]): `tuned` as in attempt(); `before` (say, NaN
     into the output) runs before the checked call."""
     live = []
@@ -88,22 +136,29 @@ def contest(problem, entries, flops=None, nbytes=None):
             live.append((impl, fn, str(tuned.best_config) if tuned is not None else None))
         except Exception as ex:  # noqa: BLE001 - the table shows what failed
             record(problem, impl, float("nan"), err=f"{type(ex).__name__}: {str(ex)[:300]}")
-    best = {}
-    for _ in range(REPEATS):
-        for impl, fn, _config in live:
+    best = None
+    try:
+        for _ in range(REPEATS):
+            ms = interleaved_medians([fn for _, fn, _ in live])
+            best = ms if best is None else [min(a, b) for a, b in zip(best, ms)]
+    except Exception as ex:  # noqa: BLE001
+        for impl, _fn, _config in live:
+            record(problem, impl, float("nan"), err=f"{type(ex).__name__}: {str(ex)[:300]}")
+        return
+    for (impl, _fn, config), ms in zip(live, best or []):
+        record(problem, impl, ms, flops, nbytes, config=config)
+
+
+def note_binaries(problem, compiled_by_impl):
+    """Adds each tile row's binary digest ("binary") to its record, so the
+    table can say when the autotuned and the hand-picked rows ran the same
+    machine code."""
+    for r in rows:
+        if r["problem"] == problem and r["impl"] in compiled_by_impl:
             try:
-                ms = do_bench(fn, return_mode="median")
-            except Exception as ex:  # noqa: BLE001
-                best[impl] = ex
-                continue
-            if not isinstance(best.get(impl), Exception):
-                best[impl] = min(ms, best.get(impl, ms))
-    for impl, _fn, config in live:
-        r = best[impl]
-        if isinstance(r, Exception):
-            record(problem, impl, float("nan"), err=f"{type(r).__name__}: {str(r)[:300]}")
-        else:
-            record(problem, impl, r, flops, nbytes, config=config)
+                r["binary"] = binary_digest(compiled_by_impl[r["impl"]]())
+            except Exception as e:  # noqa: BLE001
+                r["binary"] = f"? ({type(e).__name__})"
 
 
 def close(a, b, atol, rtol=0.0):
@@ -193,6 +248,8 @@ def run_matmul(sizes):
                 ("tile-persistent", lambda: K.matmul_persistent[(grid,)](A, Bm, C, **cfg),
                  relerr, None, poison),
             ], flops=fl)
+            note_binaries(p, {"tile": lambda: K.matmul_tuned.compile(A, Bm, C),
+                              "tile-fixed": lambda: K.matmul.compile(A, Bm, C, **cfg)})
 
 
 def run_matmul_fp8(S=4096):
@@ -254,6 +311,10 @@ def run_attention(shapes):
                 entries.append((impl, lambda kern=kern: kern[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal), check, None, poison))
             contest(p, entries, flops=f)
+            note_binaries(p, {"tile": lambda: K.attention_tuned.compile(
+                                  q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal),
+                              "tile-fixed": lambda: K.attention.compile(
+                                  q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal)})
 
 
 def run_launch_overhead():
@@ -356,6 +417,8 @@ def table():
                     ratio_tr = f"{impls['triton']['us_per_call'] / t['us_per_call']:.2f}x"
             err = r.get("error", "")
             shown = f"{name} ({r['config']})" if r.get("config") else name  # autotune's choice
+            if r.get("binary"):
+                shown += f" [binary {r['binary']}]"
             lines.append(f"| {prob} | {shown} | {fmt('ms', 4)} | {fmt('GB/s', 0)} | {fmt('TFLOP/s', 1)} | "
                          f"{fmt('us_per_call', 2)} | {ratio_t} | {ratio_tr}{(' ERROR: ' + err[:120]) if err else ''} |")
     return "\n".join(lines)

@@ -267,10 +267,12 @@ def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
 # hand-picked configs above. The spaces contain those configs exactly, and
 # are narrow enough that one bench run tunes in a few minutes (each config
 # compiles once per dtype): 64/128-row tiles, BK 64, the compiler's warps,
-# its ring depth or 3 or 4 stages, both schedules (a block per tile, or
-# persistent); attention's tiles and ring depths.
+# its ring depth (4 where it fits) or 3 or 6 stages, GROUP 8 or 16, both
+# schedules (a block per tile, or persistent); attention's tiles and ring
+# depths. Configs that compile to the same binary are timed once.
 MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=(None,),
-                                            num_stages=(0, 3, 4), persistent=(False, True))
+                                            num_stages=(0, 3, 6), group=(8, 16),
+                                            persistent=(False, True))
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
 ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3))
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)

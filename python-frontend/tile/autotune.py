@@ -170,7 +170,9 @@ class Autotuner:
     Observations: `cache` (key -> chosen Config), `best_config` (the last
     choice), `configs_timings` (key -> {Config: ms}), `failures` (key ->
     [(Config, reason)]), `tuning_count` (searches run in this process),
-    `confirmed_count` (searches whose close leaders were timed again)."""
+    `confirmed_count` (searches whose close leaders were timed again),
+    `twins` (key -> {Config: the earlier Config whose binary and grid it
+    launched, timed once for both})."""
 
     def __init__(self, kern, configs, key, prune_configs_by, reset_to_zero,
                  restore_value, warmup, rep, do_bench, where):
@@ -203,6 +205,7 @@ class Autotuner:
         self.best_config = None
         self.tuning_count = 0
         self.confirmed_count = 0  # searches whose leaders were timed again
+        self.twins = {}  # key -> {Config: the earlier Config with its binary}
         self._chosen = {}
         self._variants = {}
         self._lock = threading.RLock()
@@ -247,6 +250,17 @@ class Autotuner:
                 choice.config.pre_hook(self._named_args(args, kwargs))
             return choice.kernel[grid](*args, stream=stream, **choice.constants, **kwargs)
         return launch
+
+    def compile(self, *args, **kwargs):
+        """The CompiledKernel the chosen config launches for these arguments
+        (its `.asm` holds each stage); the key must have been tuned (launched)
+        already."""
+        choice = self._chosen.get(self._key(args, kwargs))
+        if choice is None:
+            raise TileValueError(f"{self.__name__}: no config chosen for this key yet",
+                                 "launch the autotuned kernel once with these arguments "
+                                 "first", kernel=self.__name__, location=user_location())
+        return choice.kernel.compile(*args, **choice.constants, **kwargs)
 
     # -- keys ----------------------------------------------------------
     def _key(self, args, kwargs):
@@ -357,20 +371,29 @@ class Autotuner:
         # The pristine values, copied once (an uncopyable one is the user's error).
         self._state.saved = {n: _copy_of(named[n], n, self) for n in self.restore_value}
         timings, failures = {}, []
+        # Configs that compile to the same binary with the same grid (a hint
+        # the compiler would have chosen anyway) are one candidate: the first
+        # is timed, the others are its twins (twin -> first).
+        binaries, twins = {}, {}
         progress = _Progress(self.__name__, len(pairs))
         try:
             for n, (i, cfg) in enumerate(pairs):
                 progress.update(n)
                 try:
                     timings[i] = self._time(i, cfg, grid, args, kwargs, named, backend,
-                                            raw_stream)
+                                            raw_stream, binaries, twins)
                 except TileError as e:
                     failures.append((cfg, f"{type(e).__name__}: {e}"))
+                except _SameBinary as same:
+                    twins[i] = same.first
             self._confirm(timings, grid, args, kwargs, named, backend, raw_stream)
         finally:
             progress.done()
             self._restore(named, final=True)
+        self.twins[key] = {self.configs[i]: self.configs[j] for i, j in twins.items()}
         self.configs_timings[key] = {self.configs[i]: ms for i, ms in timings.items()}
+        self.configs_timings[key].update(
+            {self.configs[i]: timings[j] for i, j in twins.items() if j in timings})
         self.failures[key] = failures
         if not timings:
             raise self._all_failed(failures)
@@ -379,6 +402,8 @@ class Autotuner:
             lines = [f"tile: autotune {self.__name__}: key {_show_key(key)}: chose "
                      f"{self.configs[best]} ({timings[best]:.4f} ms)"]
             lines += [f"  {self.configs[i]}: {ms:.4f} ms" for i, ms in sorted(timings.items())]
+            lines += [f"  {self.configs[i]}: the binary of {self.configs[j]}"
+                      for i, j in sorted(twins.items())]
             lines += [f"  {cfg}: failed: {why.splitlines()[0]}" for cfg, why in failures]
             print("\n".join(lines), file=sys.stderr)
         if identity is not None:
@@ -432,7 +457,11 @@ class Autotuner:
             for name in self.reset_to_zero:  # the real launch starts from zero too
                 _zero(named[name], name, self)
 
-    def _time(self, i, cfg, grid, args, kwargs, named, backend, raw_stream):
+    def _time(self, i, cfg, grid, args, kwargs, named, backend, raw_stream,
+              binaries=None, twins=None):
+        """The config's time in ms. With `binaries` (identity -> config index):
+        raises _SameBinary instead when an earlier config launched the same
+        binary on the same grid."""
         variant = self._variant(i)
         consts = cfg.kwargs
         launch_stream = raw_stream if backend == "cuda" else None
@@ -445,6 +474,12 @@ class Autotuner:
         # First launch: compiles; a compile or launch error skips the config.
         before()
         run()
+        if binaries is not None:
+            ident = _binary_identity(variant, consts, grid, args, kwargs)
+            if ident is not None:
+                if ident in binaries:
+                    raise _SameBinary(binaries[ident])
+                binaries[ident] = i
         if self.do_bench is not None:
             def bench_run():
                 before()
@@ -497,6 +532,31 @@ class Autotuner:
 
 
 _SCALARS = frozenset({int, float, bool, str, type(None)})
+
+
+class _SameBinary(Exception):
+    """A config compiled to the binary config `first` launched."""
+
+    def __init__(self, first):
+        super().__init__(first)
+        self.first = first
+
+
+def _binary_identity(variant, consts, grid, args, kwargs):
+    """What makes two configs' launches the same: the SHA-256 of the machine
+    code (cubin, else PTX, else the CPU backend's LLVM IR), the grid, the
+    block size and shared memory; None when there is no code to compare."""
+    try:
+        ck = variant.compile(*args, **consts, **kwargs)  # the cached specialization
+    except TileError:
+        return None
+    code = next((ck.asm[s] for s in ("cubin", "ptx", "llvm") if ck.asm.get(s)), None)
+    if code is None:
+        return None
+    if isinstance(code, str):
+        code = code.encode()
+    return (hashlib.sha256(bytes(code)).hexdigest(), ck._grid3(grid), ck.num_warps,
+            ck.shared_mem)
 
 
 def _array_part(v, name, tuner):

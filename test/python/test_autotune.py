@@ -88,6 +88,31 @@ def test_close_leaders_are_timed_again_and_an_unlucky_first_reading_does_not_dec
     assert next(iter(k.configs_timings.values()))[configs[0]] == 1.00
 
 
+def test_configs_that_compile_to_one_binary_are_timed_once():
+    # num_stages shapes only the GPU's mma rings, so on the CPU these two
+    # configs compile to the same code on the same grid: the second is the
+    # first's twin, never timed, and reported with the first's time.
+    current, reads = [None], {}
+
+    def hook(name):
+        return lambda named: current.__setitem__(0, name)
+    configs = [tile.Config({"REPS": 2, "BLOCK": 64}, pre_hook=hook("first")),
+               tile.Config({"REPS": 2, "BLOCK": 64}, num_stages=4, pre_hook=hook("twin")),
+               tile.Config({"REPS": 2, "BLOCK": 128}, pre_hook=hook("other"))]
+
+    def timer(fn):
+        fn()
+        reads[current[0]] = reads.get(current[0], 0) + 1
+        return {"first": 1.0, "other": 3.0}[current[0]]
+    k = make(configs, do_bench=timer)
+    _run(k)
+    (key,) = k.twins
+    assert k.twins[key] == {configs[1]: configs[0]}
+    assert "twin" not in reads and reads["other"] == 1
+    assert k.configs_timings[key][configs[1]] == k.configs_timings[key][configs[0]] == 1.0
+    assert k.best_config is configs[0]
+
+
 def test_changed_key_retunes():
     k = make(SLOW_FAST)
     _run(k, n=4096)
