@@ -49,13 +49,17 @@ _MAX_RUNS = 1000  # timed runs per config at most
 _L2_FLUSH_BYTES = 256 << 20
 _PROGRESS_AFTER_S = 1.0
 # After every config has been timed once, the ones within this fraction of
-# the fastest (at most _CONFIRM_MAX of them) are timed again, taking turns,
-# _CONFIRM_ROUNDS times; each keeps its best median. One median moved by up
-# to 7% between back-to-back runs of the same binary on the H200, so a single
-# pass can keep a config that is only lucky over a truly faster neighbour.
+# the fastest (at most _CONFIRM_MAX of them) are timed again run by run in
+# turn, and the medians of those runs rank them. One median moved by up to 7%
+# between back-to-back runs of the same binary on the H200, so a single pass
+# can keep a config that was lucky over a truly faster neighbour.
 _CONFIRM_WITHIN = 0.05
 _CONFIRM_MAX = 4
 _CONFIRM_ROUNDS = 3
+_CONFIRM_RUNS = 300  # timed runs per leader at most
+# Leaders closer than this are tied (run-by-run medians of one binary agreed
+# within 0.1% on the H200); the earliest config in the list wins a tie.
+_TIE_WITHIN = 0.005
 
 
 class Config:
@@ -397,7 +401,10 @@ class Autotuner:
         self.failures[key] = failures
         if not timings:
             raise self._all_failed(failures)
-        best = min(timings, key=lambda i: (timings[i], i))
+        fastest = min(timings.values())
+        # Within the timer's resolution of the fastest, the earliest config in
+        # the list wins: an order the user chose breaks ties, not noise.
+        best = min(i for i, ms in timings.items() if ms <= fastest * (1 + _TIE_WITHIN))
         if self.verbose:
             lines = [f"tile: autotune {self.__name__}: key {_show_key(key)}: chose "
                      f"{self.configs[best]} ({timings[best]:.4f} ms)"]
@@ -413,8 +420,10 @@ class Autotuner:
         return _Choice(self._variant(best), self.configs[best], best, "tuned")
 
     def _confirm(self, timings, grid, args, kwargs, named, backend, raw_stream):
-        """Re-times the leaders of the first pass in turns (see _CONFIRM_WITHIN);
-        each keeps the best of its medians, the rule bench.py applies to a row."""
+        """Times the leaders of the first pass again (see _CONFIRM_WITHIN), run
+        by run in turn, so that the machine's drift falls on all of them alike;
+        each leader's time becomes the median of those runs (with a do_bench
+        timer, of _CONFIRM_ROUNDS of its measurements)."""
         if len(timings) < 2:
             return
         best = min(timings.values())
@@ -423,14 +432,22 @@ class Autotuner:
         if len(leaders) < 2:
             return
         self.confirmed_count += 1
-        for _ in range(_CONFIRM_ROUNDS):
-            for _, i in leaders:
-                try:
-                    ms = self._time(i, self.configs[i], grid, args, kwargs, named, backend,
-                                    raw_stream)
-                except TileError:
-                    continue  # it ran once: keep that time
-                timings[i] = min(timings[i], ms)
+        samplers = {}
+        for _, i in leaders:
+            try:
+                samplers[i] = self._sampler(i, self.configs[i], grid, args, kwargs, named,
+                                            backend, raw_stream)
+            except TileError:
+                continue  # it ran once: keep that time
+        slowest = max(timings[i] for i in samplers)
+        runs = _CONFIRM_ROUNDS if self.do_bench is not None else \
+            max(3 * _CONFIRM_ROUNDS, min(_CONFIRM_RUNS, int(self.rep / max(slowest, 1e-4))))
+        samples = {i: [] for i in samplers}
+        for _ in range(runs):
+            for i, sample in samplers.items():
+                samples[i].append(sample())
+        for i, xs in samples.items():
+            timings[i] = _median(xs)
 
     def _all_failed(self, failures):
         reasons = "\n".join(f"  {cfg}: {why}" for cfg, why in failures)
@@ -481,24 +498,43 @@ class Autotuner:
                     raise _SameBinary(binaries[ident])
                 binaries[ident] = i
         if self.do_bench is not None:
-            def bench_run():
-                before()
-                run()
-            return float(self.do_bench(bench_run))
-        if backend == "cuda":
-            mod = _backend.require("timing kernel launches")
-
-            def measure(warm, reps):
-                return list(mod.time_launches(run, raw_stream, warm, reps, before,
-                                              _L2_FLUSH_BYTES))
-        else:
-            def measure(warm, reps):
-                return _host_times(run, before, warm, reps)
+            return self._bench_sample(run, before)
+        measure = self._measure(run, before, backend, raw_stream)
         first = measure(0, 3)
         est = max(min(first), 1e-4)
         n_warm = max(1, min(_MAX_RUNS, int(self.warmup / est)))
         n_rep = max(1, min(_MAX_RUNS, int(self.rep / est)))
         return _median(first + measure(n_warm, n_rep))
+
+    def _bench_sample(self, run, before):
+        def bench_run():
+            before()
+            run()
+        return float(self.do_bench(bench_run))
+
+    def _measure(self, run, before, backend, raw_stream):
+        """measure(warm, reps) -> the reps' times in ms, each run after before()."""
+        if backend == "cuda":
+            mod = _backend.require("timing kernel launches")
+            return lambda warm, reps: list(mod.time_launches(run, raw_stream, warm, reps,
+                                                             before, _L2_FLUSH_BYTES))
+        return lambda warm, reps: _host_times(run, before, warm, reps)
+
+    def _sampler(self, i, cfg, grid, args, kwargs, named, backend, raw_stream):
+        """A function giving one more timing of config i: one timed run (with
+        a do_bench timer, one do_bench measurement)."""
+        variant = self._variant(i)
+        launch_stream = raw_stream if backend == "cuda" else None
+
+        def run():
+            variant[grid](*args, stream=launch_stream, **cfg.kwargs, **kwargs)
+
+        def before():
+            self._before(cfg, named)
+        if self.do_bench is not None:
+            return lambda: self._bench_sample(run, before)
+        measure = self._measure(run, before, backend, raw_stream)
+        return lambda: measure(0, 1)[0]
 
     # -- persistence ---------------------------------------------------------
     def _identity(self, key, pairs, args, kwargs, backend):

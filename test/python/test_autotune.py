@@ -88,6 +88,20 @@ def test_close_leaders_are_timed_again_and_an_unlucky_first_reading_does_not_dec
     assert next(iter(k.configs_timings.values()))[configs[0]] == 1.00
 
 
+@pytest.mark.parametrize("second_ms,chosen", [(0.998, 0), (0.99, 1)])
+def test_a_tie_within_the_timers_resolution_goes_to_the_earlier_config(second_ms, chosen):
+    # 0.2% apart is a tie (the earlier config in the list wins); 1% is not.
+    current = [None]
+
+    def hook(name):
+        return lambda named: current.__setitem__(0, name)
+    configs = [tile.Config({"REPS": 1, "BLOCK": 64}, pre_hook=hook("first")),
+               tile.Config({"REPS": 2, "BLOCK": 64}, pre_hook=hook("second"))]
+    k = make(configs, do_bench=lambda fn: (fn(), {"first": 1.0, "second": second_ms}[current[0]])[1])
+    _run(k)
+    assert k.best_config is configs[chosen]
+
+
 def test_configs_that_compile_to_one_binary_are_timed_once():
     # num_stages shapes only the GPU's mma rings, so on the CPU these two
     # configs compile to the same code on the same grid: the second is the
