@@ -62,11 +62,23 @@ struct CompileFailure {
   std::string reproducer;
 };
 
+/// A tensor-map parameter of a compiled GPU kernel (a kernel argument
+/// marked `tilegpu.tensor_map_of`): the runtime encodes it at each launch
+/// from array argument `array` (docs/internals.md section 3). Tensor maps
+/// follow the kernel's other parameters, in this order.
+struct TensorMapArg {
+  int array = 0;            // the array's argument number
+  std::vector<int64_t> box; // elements per dimension, in the array's order
+  std::string elementType;  // "f16", "bf16", "f32", "f64", "u8", ... (TMA's)
+  int swizzle = 0;          // bytes of the shared-memory swizzle
+};
+
 /// A kernel compiled for an NVIDIA GPU.
 struct GpuBinary {
   std::string kernelName;
   int numWarps = 4;
   int sharedMem = 0; // bytes of dynamic shared memory per block
+  std::vector<TensorMapArg> tensorMaps;
   std::string ptx;
   std::string cubin;
   StageList stages;

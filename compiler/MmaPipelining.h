@@ -1,7 +1,7 @@
 //===- MmaPipelining.h - how mma loops are software-pipelined ---*- C++ -*-===//
 //
 // A compile option (CompileOptions::mmaPipelining) and the value of
-// convert-tile-to-gpu's `mma-pipelining` pass option.
+// tile-pipeline-mma's `mma-pipelining` pass option.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_COMPILER_MMAPIPELINING_H
@@ -16,15 +16,19 @@
 namespace mlir::tile {
 
 /// Not at all, by issuing the next iteration's loads into registers early,
-/// or through a cp.async ring in shared memory (falling back to registers
-/// where the ring does not apply). TILE_GPU_PIPELINE=off|regs|async.
-enum class MmaPipelining { Off, Registers, AsyncCopy };
+/// through a cp.async ring in shared memory (falling back to registers
+/// where the ring does not apply), or through TMA into an mbarrier-guarded
+/// ring (sm_90 wgmma loops whose operands are `tile.tma_ok` arrays; else as
+/// async). TILE_GPU_PIPELINE=off|regs|async|tma; TILE_TMA=1 turns async
+/// into tma.
+enum class MmaPipelining { Off, Registers, AsyncCopy, Tma };
 
 inline std::optional<MmaPipelining> parseMmaPipelining(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<MmaPipelining>>(name)
       .Case("off", MmaPipelining::Off)
       .Case("regs", MmaPipelining::Registers)
       .Case("async", MmaPipelining::AsyncCopy)
+      .Case("tma", MmaPipelining::Tma)
       .Default(std::nullopt);
 }
 
@@ -36,6 +40,8 @@ inline llvm::StringRef stringifyMmaPipelining(MmaPipelining mode) {
     return "regs";
   case MmaPipelining::AsyncCopy:
     return "async";
+  case MmaPipelining::Tma:
+    return "tma";
   }
   llvm_unreachable("unknown MmaPipelining");
 }

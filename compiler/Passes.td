@@ -144,13 +144,19 @@ def TilePipelineMma : Pass<"tile-pipeline-mma", "::mlir::ModuleOp"> {
     the mma becomes a `tilegpu.mma` on this iteration's slots; other loops
     fall back to `regs`: the next iteration's loads are issued before this
     iteration's mma and carried by the loop. An fp8 mma that gets no ring is
-    widened to f16 again.
+    widened to f16 again. `tma`: a matmul-shaped sm_90 wgmma loop whose A
+    and B are loads of `tile.tma_ok` kernel arrays streams them through TMA
+    (`tilegpu.tma_load` of one swizzled panel per box into the same rings,
+    one `tilegpu.mbarriers` entry per slot waited on with the phase's
+    parity); the kernel gets a `!tilegpu.tensor_map` argument per operand,
+    last, marked `tilegpu.tensor_map_of`. Other loops as `async`.
   }];
   let options = [
     Option<"mmaPipelining", "mma-pipelining", "std::string", "\"async\"",
            "how mma loops are pipelined: off, regs (the next iteration's "
-           "loads issued before the mma) or async (a cp.async ring in "
-           "shared memory, else regs)">,
+           "loads issued before the mma), async (a cp.async ring in "
+           "shared memory, else regs) or tma (TMA rings for sm_90 wgmma "
+           "loops of tile.tma_ok arrays, else async)">,
     Option<"numStages", "num-stages", "int", "0",
            "slots of an mma loop's cp.async ring (0: as many as fit; fewer "
            "than the ring needs are raised to its minimum)">

@@ -127,6 +127,9 @@ struct ConvertTileToHostPass
       if (func->hasAttr("tile.kernel") && !func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels) {
+      // TMA is the GPU's: the host's memref arguments need no such mark.
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, TileDialect::getTmaOkAttrName());
       addGridArguments(func);
       if (failed(host::lowerDebugOps(func)))
         return signalPassFailure();

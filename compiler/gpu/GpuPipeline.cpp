@@ -5,6 +5,7 @@
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/LinearLayout.h"
 #include "compiler/gpu/TilePtxToLLVM.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -112,6 +113,42 @@ void mlir::tile::registerTileGpuPipelines() {
 // compileForGpu
 //===----------------------------------------------------------------------===//
 
+/// The name TMA's element type `type` has in the kernel metadata: floats by
+/// name, anything else by its width (a copy moves bytes; fp8 as u8).
+static std::string tmaElementName(Type type) {
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  return "u" + std::to_string(std::max(8u, type.getIntOrFloatBitWidth()));
+}
+
+std::vector<TensorMapArg> mlir::tile::getTensorMapArgs(ModuleOp module) {
+  std::vector<TensorMapArg> maps;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("tile.kernel"))
+      continue;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto of = func.getArgAttrOfType<tilegpu::TensorMapOfAttr>(
+          i, tilegpu::TensorMapOfAttr::getArgAttrName());
+      if (!of)
+        continue;
+      auto type = cast<tilegpu::TensorMapType>(func.getArgumentTypes()[i]);
+      TensorMapArg arg;
+      arg.array = int(of.getArray());
+      arg.box.assign(type.getBox().begin(), type.getBox().end());
+      arg.elementType = tmaElementName(type.getElementType());
+      arg.swizzle = int(type.getSwizzle());
+      maps.push_back(std::move(arg));
+    }
+  }
+  return maps;
+}
+
 FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
                                                const CompileOptions &opts,
                                                CompileFailure &failure) {
@@ -148,6 +185,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   pipePm.addPass(createTileAllocateShared());
   if (failed(runStage(module, pipePm, "pipelined", opts, bin.stages, failure)))
     return mlir::failure();
+  bin.tensorMaps = getTensorMapArgs(module);
 
   PassManager gpuPm(ctx);
   gpuPm.addPass(createConvertTileToGpu());

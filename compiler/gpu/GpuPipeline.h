@@ -2,6 +2,7 @@
 #ifndef TILE_COMPILER_GPU_GPUPIPELINE_H
 #define TILE_COMPILER_GPU_GPUPIPELINE_H
 
+#include "compiler/Driver.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -19,6 +20,9 @@ void buildGpuToNVVMPipeline(OpPassManager &pm);
 void registerGpuLoweringExtensions(DialectRegistry &registry);
 /// Registers the named pipelines tile-to-gpu and tile-to-llvm-nvvm.
 void registerTileGpuPipelines();
+/// The tensor-map arguments of the module's kernel (`tilegpu.tensor_map_of`,
+/// which tile-pipeline-mma adds), in order: the kernel metadata's.
+std::vector<TensorMapArg> getTensorMapArgs(ModuleOp module);
 } // namespace mlir::tile
 
 #endif

@@ -20,11 +20,15 @@
 // on slot i % S. The loads and the tile.mma are gone: nothing stands in for
 // the data in registers.
 //
+// TMA (mma-pipelining=tma): TilePipelineMmaTma.cpp, tried first for
+// matmul-shaped sm_90 loops; loops it declines take the paths above.
+//
 // Why not scf::pipelineForLoop: the ring needs no epilogue (copies past the
 // end are predicated off by their bounds checks) and its stage boundaries are
 // fixed (copy D ahead, wait, compute), so the loop is rewritten directly.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/gpu/TilePipelineMma.h"
 #include "compiler/Passes.h"
 #include "compiler/TileTiling.h"
 #include "compiler/gpu/TileToGpuCommon.h"
@@ -47,7 +51,8 @@ namespace mlir::tile {
 using namespace mlir;
 using namespace mlir::tile;
 
-namespace {
+// The helpers TilePipelineMmaTma.cpp shares (TilePipelineMma.h).
+namespace mlir::tile::pipeline {
 
 /// Collects into `slice` (in body order) the ops of `body` that `v` depends
 /// on; false when one of them cannot be re-evaluated for another iteration
@@ -503,8 +508,12 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
     return success();
   if (writesMemory(forOp))
     return success();
-  if (mode == MmaPipelining::AsyncCopy) {
-    FailureOr<bool> ring = pipelineAsync(forOp, numStages);
+  if (mode == MmaPipelining::AsyncCopy || mode == MmaPipelining::Tma) {
+    FailureOr<bool> ring = mode == MmaPipelining::Tma
+                               ? pipelineTma(forOp, numStages)
+                               : FailureOr<bool>(false);
+    if (succeeded(ring) && !*ring)
+      ring = pipelineAsync(forOp, numStages);
     if (succeeded(ring) && !*ring)
       ring = pipelineAsyncB(forOp, numStages);
     if (failed(ring))
@@ -575,6 +584,11 @@ void widenUnstreamedFp8(MmaOp mma) {
         {t.getInstr()[0], t.getInstr()[1], t.getInstr()[2] / 2}));
 }
 
+} // namespace mlir::tile::pipeline
+
+namespace {
+using namespace mlir::tile::pipeline;
+
 struct TilePipelineMmaPass
     : tile::impl::TilePipelineMmaBase<TilePipelineMmaPass> {
   using TilePipelineMmaBase::TilePipelineMmaBase;
@@ -583,8 +597,8 @@ struct TilePipelineMmaPass
     std::optional<MmaPipelining> mode = parseMmaPipelining(mmaPipelining);
     if (!mode) {
       getOperation().emitError()
-          << "tile-pipeline-mma: mma-pipelining must be off, regs or async, "
-             "not '"
+          << "tile-pipeline-mma: mma-pipelining must be off, regs, async or "
+             "tma, not '"
           << mmaPipelining << "'";
       return signalPassFailure();
     }

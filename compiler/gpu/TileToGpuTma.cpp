@@ -6,8 +6,9 @@
 // - mbarrier_init: thread 0 initializes, then fence.mbarrier_init and a
 //   block barrier, so every thread (and the TMA unit) sees it initialized;
 // - mbarrier_arrive_expect_tx, tma_load: thread 0 alone (one arrival, one
-//   copy per block);
+//   copy per box: a block of several swizzled panels is one box each);
 // - mbarrier_arrive: every thread arrives (init's count counts threads);
+// - mbarrier_inval: thread 0 (the caller puts barriers around it);
 // - mbarrier_wait: every thread loops on try_wait.parity (the NVVM op is
 //   that loop);
 // - tma_store: every thread fences its shared writes for the async proxy,
@@ -112,6 +113,23 @@ struct MBarrierArrivePattern : OpConversionPattern<tilegpu::MBarrierArriveOp> {
   }
 };
 
+struct MBarrierInvalPattern : OpConversionPattern<tilegpu::MBarrierInvalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::MBarrierInvalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    onThreadZero(rewriter, loc, [&] {
+      NVVM::MBarrierInvalOp::create(rewriter, loc,
+                                    barrierAddress(rewriter, loc,
+                                                   adaptor.getBarriers(),
+                                                   adaptor.getIndex()));
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct MBarrierWaitPattern : OpConversionPattern<tilegpu::MBarrierWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -139,20 +157,37 @@ struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
     if (failed(map))
       return failure();
     Location loc = op.getLoc();
+    tilegpu::SharedBufferType dstType = op.getDst().getType();
+    int64_t width = op.getMap().getType().getBox().back();
+    int64_t panels = dstType.getCols() / width;
+    int64_t panelBytes = dstType.getRows() * width * dstType.getElementBytes();
     onThreadZero(rewriter, loc, [&] {
-      Value dst = LLVM::AddrSpaceCastOp::create(
-          rewriter, loc,
-          LLVM::LLVMPointerType::get(
-              rewriter.getContext(),
-              static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
-          adaptor.getDst());
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          rewriter, loc, dst, *map, adaptor.getCoords(),
-          barrierAddress(rewriter, loc, adaptor.getBarriers(),
-                         adaptor.getIndex()),
-          /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
-          /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
-          /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+      Value bar = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                                 adaptor.getIndex());
+      for (int64_t p = 0; p < panels; ++p) {
+        // Panel p: the box `p * width` elements further along the inner
+        // dimension, `p * panelBytes` into the block.
+        Value panel = adaptor.getDst();
+        SmallVector<Value> coords(adaptor.getCoords());
+        if (p) {
+          panel = LLVM::GEPOp::create(
+              rewriter, loc, panel.getType(), rewriter.getI8Type(), panel,
+              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(p * panelBytes)});
+          coords[0] = arith::AddIOp::create(rewriter, loc, coords[0],
+                                            constI32(rewriter, loc, p * width));
+        }
+        Value dst = LLVM::AddrSpaceCastOp::create(
+            rewriter, loc,
+            LLVM::LLVMPointerType::get(
+                rewriter.getContext(),
+                static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
+            panel);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            rewriter, loc, dst, *map, coords, bar,
+            /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+            /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+            /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+      }
     });
     rewriter.eraseOp(op);
     return success();
@@ -193,8 +228,8 @@ struct TmaStorePattern : OpConversionPattern<tilegpu::TmaStoreOp> {
 
 void mlir::tile::populateTileGpuTmaPatterns(TypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns
-      .add<MBarrierInitPattern, MBarrierExpectTxPattern, MBarrierArrivePattern,
-           MBarrierWaitPattern, TmaLoadPattern, TmaStorePattern>(
-          converter, patterns.getContext());
+  patterns.add<MBarrierInitPattern, MBarrierExpectTxPattern,
+               MBarrierArrivePattern, MBarrierInvalPattern, MBarrierWaitPattern,
+               TmaLoadPattern, TmaStorePattern>(converter,
+                                                patterns.getContext());
 }

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -62,4 +63,27 @@ Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
     if (arith::ConstantOp::isBuildableWith(typed, type))
       return arith::ConstantOp::create(builder, loc, type, typed);
   return nullptr;
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getTmaOkAttrName())
+    return success();
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << attr.getName() << " is a unit attribute";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  auto array = func && argIndex < func.getNumArguments()
+                   ? dyn_cast<ArrayType>(func.getArgumentTypes()[argIndex])
+                   : ArrayType();
+  if (!array)
+    return op->emitError() << attr.getName()
+                           << " marks array arguments of functions";
+  if (array.getRank() < 1 || array.getRank() > 5 ||
+      !array.hasUnitInnerStride() || array.getAlignment() % 16 ||
+      llvm::count(array.getStrides(), 1) != 1)
+    return op->emitError()
+           << attr.getName() << " needs an array of rank 1 to 5 whose inner "
+           << "stride alone is 1 and whose alignment is 16, not " << array;
+  return success();
 }

@@ -19,8 +19,17 @@ def Tile_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();
+    /// The argument attribute (a unit attribute) on an `!tile.array` kernel
+    /// argument that TMA can describe: its base is 16-byte aligned, its
+    /// inner stride 1, every other stride a positive multiple of 16 bytes
+    /// below 2^40, every extent 1 to 2^32, its rank at most 5 (the launch's
+    /// specialization key proves it; docs/internals.md section 1).
+    static constexpr ::llvm::StringLiteral getTmaOkAttrName() {
+      return ::llvm::StringLiteral("tile.tma_ok");
+    }
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

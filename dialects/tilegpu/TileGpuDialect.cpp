@@ -12,4 +12,5 @@ void TileGpuDialect::initialize() {
 #include "dialects/tilegpu/TileGpuOps.cpp.inc"
       >();
   registerTypes();
+  registerAttributes();
 }

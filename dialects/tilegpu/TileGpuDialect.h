@@ -9,6 +9,9 @@
 #define GET_TYPEDEF_CLASSES
 #include "dialects/tilegpu/TileGpuTypes.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/tilegpu/TileGpuAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/tilegpu/TileGpuOps.h.inc"
 

@@ -19,8 +19,11 @@ def TileGpu_Dialect : Dialect {
     buffer its offset, and convert-tile-to-gpu lowers them to nvvm.
   }];
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();
+    void registerAttributes();
   }];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }

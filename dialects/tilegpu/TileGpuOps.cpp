@@ -86,10 +86,17 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError() << "needs " << map.getBox().size() << " coordinates";
   if (map.getElementType() != dst.getElementType())
     return emitOpError() << "element types of the map and the buffer differ";
-  int64_t boxElems = 1;
-  for (int64_t d : map.getBox())
-    boxElems *= d;
-  if (boxElems != dst.getRows() * dst.getCols() || dst.getRowStride() ||
+  // Rows: the box's dimensions before the last; the block is one box, or
+  // swizzled panels as wide as the box and its swizzle.
+  ArrayRef<int64_t> box = map.getBox();
+  int64_t rows = 1, width = box.back();
+  for (int64_t d : box.drop_back())
+    rows *= d;
+  bool oneBox = rows == dst.getRows() && width == dst.getCols();
+  bool panels = rows == dst.getRows() && dst.getSwizzle() &&
+                width * dst.getElementBytes() == dst.getSwizzle() &&
+                dst.getCols() % width == 0;
+  if ((!oneBox && !panels) || dst.getRowStride() ||
       dst.getSwizzle() != map.getSwizzle())
     return emitOpError() << "the buffer's block must be the map's box with "
                             "its swizzle, unpadded";

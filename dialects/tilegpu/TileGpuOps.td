@@ -4,6 +4,7 @@
 
 include "dialects/tilegpu/TileGpuDialect.td"
 include "dialects/tilegpu/TileGpuTypes.td"
+include "dialects/tilegpu/TileGpuAttrs.td"
 include "dialects/tile/TileAttrs.td"
 include "dialects/tile/TileTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -149,6 +150,21 @@ def TileGpu_MBarrierArriveOp : TileGpu_Op<"mbarrier_arrive",
   }];
 }
 
+def TileGpu_MBarrierInvalOp : TileGpu_Op<"mbarrier_inval",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "invalidate an mbarrier before its bytes are reused";
+  let description = [{
+    Thread 0 invalidates barrier `index` (mbarrier.inval); nothing may wait
+    on or arrive at it afterwards, and its bytes may then hold anything,
+    including a new `mbarrier_init`. The caller orders it with block
+    barriers before and after.
+  }];
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` qualified(type($barriers))
+  }];
+}
+
 def TileGpu_MBarrierWaitOp : TileGpu_Op<"mbarrier_wait",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "wait for the phase of parity `parity` of an mbarrier";
@@ -169,7 +185,11 @@ def TileGpu_TmaLoadOp : TileGpu_Op<"tma_load",
     Copies the box of `map` at element coordinates `coords` (innermost
     first, as cuTensorMapEncodeTiled numbers them) into the one-slot buffer
     `dst`; out-of-bounds elements are zero. The bytes are counted on
-    barrier `index` of `barriers`.
+    barrier `index` of `barriers`. The box's dimensions before the last
+    are the block's rows; a swizzled block wider than the box (its panels
+    as wide as the swizzle, the box as wide as one panel) is copied one
+    panel at a time, box p at inner coordinate `coords[0] + p * width`
+    into panel p.
   }];
   let arguments = (ins TileGpu_TensorMap:$map, Variadic<I32>:$coords,
                    TileGpu_SharedBuffer:$dst, TileGpu_MBarriers:$barriers,

@@ -17,6 +17,7 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/CudaModule.h"
 #include "runtime/DiskCache.h"
+#include "runtime/TensorMap.h"
 
 #ifdef TILE_HAVE_GPU
 #include "compiler/gpu/GpuTarget.h"
@@ -38,17 +39,27 @@ namespace rt = tile::runtime;
 
 namespace {
 
+/// The tensor maps of every kernel, by their encoding (a launch encodes
+/// each of its maps once per array, box and swizzle).
+rt::TensorMapCache &tensorMapCache() {
+  static rt::TensorMapCache *cache = new rt::TensorMapCache(256);
+  return *cache;
+}
+
 class CudaKernel : public Kernel {
 public:
   CudaKernel(std::string kernelName, std::string targetName, int warps,
-             int shared, rt::Signature signature, std::string cubin)
-      : plan(std::move(signature)),
+             int shared, rt::Signature signature, std::string cubin,
+             std::vector<rt::TensorMapParam> maps = {})
+      : plan(std::move(signature)), maps(std::move(maps)),
         module(rt::CudaDriver::get(), cubin, kernelName, unsigned(shared)) {
     name = std::move(kernelName);
     target = std::move(targetName);
     numWarps = warps;
     sharedMem = shared;
     binaries.emplace_back("cubin", std::move(cubin));
+    for (const rt::TensorMapParam &m : this->maps)
+      tensorMaps.push_back(m.str());
   }
 
   void launch(const std::array<int64_t, 3> &grid, const py::tuple &args,
@@ -85,12 +96,25 @@ private:
     config.sharedMem = unsigned(sharedMem);
     config.programmaticDependentLaunch = dependent;
 
-    rt::PackedArgs packed(plan);
+    rt::PackedArgs packed(plan, maps.size());
     try {
       for (size_t i = 0; i < n; ++i)
         pack(packed, i, args[i]);
     } catch (const rt::ArgError &e) {
       throw LaunchError{"kernel '" + name + "': " + e.what()};
+    }
+    // Tensor maps (TMA), after the other parameters: 64-byte-aligned
+    // 128-byte values the driver copies at the launch.
+    rt::TensorMapBytes inlineMaps[kInlineMaps];
+    std::vector<rt::TensorMapBytes> heapMaps;
+    rt::TensorMapBytes *mapBytes = inlineMaps;
+    if (maps.size() > kInlineMaps) {
+      heapMaps.resize(maps.size());
+      mapBytes = heapMaps.data();
+    }
+    for (size_t j = 0; j < maps.size(); ++j) {
+      encodeTensorMap(packed, maps[j], mapBytes[j]);
+      packed.setExtra(j, &mapBytes[j]);
     }
     auto cuStream = reinterpret_cast<rt::cu::CUstream>(stream);
     try {
@@ -151,9 +175,86 @@ private:
     packed.setUInt(i, u);
   }
 
+  /// The map `param` describes for this launch's array (its data pointer,
+  /// extents and strides as packed), from the cache or the driver.
+  void encodeTensorMap(const rt::PackedArgs &packed,
+                       const rt::TensorMapParam &param,
+                       rt::TensorMapBytes &out) {
+    size_t first = plan.firstSlot(param.array);
+    size_t rank = param.box.size();
+    int64_t extents[5], strides[5];
+    for (size_t d = 0; d < rank; ++d) {
+      extents[d] = int64_t(packed.cellBits(first + 1 + d));
+      strides[d] = int64_t(packed.cellBits(first + 1 + rank + d));
+    }
+    std::string why;
+    std::optional<rt::TensorMapEncoding> encoding = rt::tensorMapEncoding(
+        param, packed.cellBits(first), extents, strides, &why);
+    if (!encoding)
+      throw LaunchError{"kernel '" + name + "' reads array parameter " +
+                        std::to_string(param.array) +
+                        " through TMA, which cannot describe it: " + why};
+    rt::CudaDriver &driver = rt::CudaDriver::get();
+    int result;
+    try {
+      result = tensorMapCache().get(
+          *encoding,
+          [&](rt::TensorMapBytes &map, const rt::TensorMapEncoding &e) {
+            return driver.encodeTensorMap(map, e);
+          },
+          out);
+    } catch (const rt::CudaError &e) {
+      throw LaunchError{e.what()};
+    }
+    if (result == -1)
+      throw LaunchError{"kernel '" + name +
+                        "' needs cuTensorMapEncodeTiled, which the CUDA "
+                        "driver lacks (driver too old?)"};
+    if (result)
+      throw LaunchError{"kernel '" + name +
+                        "': cuTensorMapEncodeTiled for "
+                        "array parameter " +
+                        std::to_string(param.array) + " (" + param.str() +
+                        ") failed: " + driver.describe(result)};
+  }
+
+  static constexpr size_t kInlineMaps = 4;
   rt::ArgPlan plan;
+  std::vector<rt::TensorMapParam> maps;
   rt::CudaModule module;
 };
+
+/// The tensor maps of a compiled kernel as the runtime encodes them; a
+/// CompileError when one does not fit the signature (a compiler bug).
+std::vector<rt::TensorMapParam>
+tensorMapParams(const std::vector<mlir::tile::TensorMapArg> &args,
+                const rt::Signature &sig) {
+  std::vector<rt::TensorMapParam> params;
+  for (const mlir::tile::TensorMapArg &a : args) {
+    rt::TensorMapParam p;
+    std::optional<rt::TmaDataType> type =
+        rt::TensorMapParam::parseDataType(a.elementType);
+    bool ok = type && a.array >= 0 && size_t(a.array) < sig.size() &&
+              sig[size_t(a.array)].kind == rt::Param::Array &&
+              size_t(sig[size_t(a.array)].rank) == a.box.size();
+    if (!ok)
+      throw CompileError{"signature",
+                         "error: a tensor-map parameter does not describe "
+                         "an array parameter of the kernel\n",
+                         ""};
+    p.array = uint32_t(a.array);
+    for (int64_t d : a.box)
+      p.box.push_back(uint32_t(d));
+    p.dataType = *type;
+    p.swizzle = uint32_t(a.swizzle);
+    params.push_back(std::move(p));
+  }
+  return params;
+}
+
+/// The cache entry attribute that lists a kernel's tensor maps, one
+/// TensorMapParam::str() per line.
+constexpr const char *kTensorMapsAttr = "tensor_maps";
 
 /// The parameter list of the module's kernel, as internals.md section 3
 /// lays it out.
@@ -244,9 +345,24 @@ std::unique_ptr<Kernel> fromEntry(const rt::CacheEntry &entry,
                                   rt::Signature sig) {
   if (entry.payloadKind != "cubin" || entry.signature != signatureText(sig))
     return nullptr;
-  auto kernel = std::make_unique<CudaKernel>(entry.kernelName, target,
-                                             entry.numWarps, entry.sharedMem,
-                                             std::move(sig), entry.payload);
+  std::vector<rt::TensorMapParam> maps;
+  auto attr = entry.attrs.find(kTensorMapsAttr);
+  if (attr != entry.attrs.end()) {
+    std::string_view text = attr->second;
+    while (!text.empty()) {
+      size_t end = text.find('\n');
+      auto map = rt::TensorMapParam::parse(text.substr(0, end));
+      if (!map || map->array >= sig.size() ||
+          sig[map->array].kind != rt::Param::Array ||
+          size_t(sig[map->array].rank) != map->box.size())
+        return nullptr; // recompiled
+      maps.push_back(std::move(*map));
+      text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    }
+  }
+  auto kernel = std::make_unique<CudaKernel>(
+      entry.kernelName, target, entry.numWarps, entry.sharedMem, std::move(sig),
+      entry.payload, std::move(maps));
   kernel->stages = entry.stages;
   return kernel;
 }
@@ -304,6 +420,8 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
   if (mlir::failed(binary))
     throw CompileError{failure.stage, failure.message, failure.reproducer};
 
+  std::vector<rt::TensorMapParam> maps =
+      tensorMapParams(binary->tensorMaps, sig);
   rt::CacheEntry entry;
   entry.kernelName = binary->kernelName;
   entry.numWarps = binary->numWarps;
@@ -311,6 +429,12 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
   entry.signature = signatureText(sig);
   entry.payloadKind = "cubin";
   entry.payload = binary->cubin;
+  if (!maps.empty()) {
+    std::string text;
+    for (const rt::TensorMapParam &m : maps)
+      text += (text.empty() ? "" : "\n") + m.str();
+    entry.attrs[kTensorMapsAttr] = text;
+  }
   entry.stages.assign(binary->stages.begin(), binary->stages.end());
   bool hasPtx = false;
   for (const auto &stage : entry.stages)
@@ -321,7 +445,7 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
 
   auto kernel = std::make_unique<CudaKernel>(
       binary->kernelName, opts.target, binary->numWarps, binary->sharedMem,
-      std::move(sig), std::move(binary->cubin));
+      std::move(sig), std::move(binary->cubin), std::move(maps));
   kernel->stages = std::move(entry.stages);
   return kernel;
 #else

@@ -3,7 +3,8 @@
 // Per parameter, kWords words that stand for its part of kernel.py's
 // specialization key (see Dispatch.cpp): the argument's kind, for ints the
 // spec's class, for arrays the tile dtype, rank, unit-stride mask, 16-byte
-// alignment, extents % 16 and whether the array is read-only, for Constants
+// alignment, extents % 16, whether the array is read-only and whether TMA
+// can describe it (interop.TMA), for Constants
 // their class and value (or hash). Everything here answers "take the Python
 // path" (false) for what it does not know, and that path reports errors.
 //
@@ -41,6 +42,9 @@ bool arrayPart(Work &w, Py_ssize_t i, uint64_t kind, PyObject *ptrObj,
     return false;
   uint64_t mask = 0;
   bool ok16 = true, div = true;
+  // TMA can describe the array (interop._tma_ok): extents 1 to 2^32, the
+  // inner stride alone 1, every other stride positive and below 2^40 bytes.
+  bool tma = ndim >= 1 && ndim <= 5;
   for (Py_ssize_t d = 0; d < ndim; ++d) {
     int64_t n, s;
     if (!asInt64(shape[d], n) || !asInt64(strides[d], s))
@@ -51,11 +55,16 @@ bool arrayPart(Work &w, Py_ssize_t i, uint64_t kind, PyObject *ptrObj,
       ok16 = false;
     if (n & 15)
       div = false;
+    if (n < 1 || uint64_t(n) > (uint64_t(1) << 32) ||
+        (d + 1 < ndim &&
+         (s < 1 || uint64_t(s) >= (uint64_t(1) << 40) / uint64_t(itemsize))))
+      tma = false;
   }
   bool aligned = (ptr & 15) == 0;
+  tma = tma && ok16 && aligned && mask == uint64_t(1) << (ndim - 1);
   w.words[kWords * i] = kind | uint64_t(ndim) << 8 |
                         uint64_t(ok16 && aligned) << 16 | uint64_t(div) << 17 |
-                        uint64_t(readOnly) << 18;
+                        uint64_t(readOnly) << 18 | uint64_t(tma) << 19;
   w.words[kWords * i + 1] = reinterpret_cast<uintptr_t>(tileDtype);
   w.words[kWords * i + 2] = mask;
   if (!w.pushBorrowed(ptrObj))

@@ -65,6 +65,9 @@ public:
   std::vector<std::pair<std::string, std::string>> stages;
   /// Stage name -> bytes ("cubin").
   std::vector<std::pair<std::string, std::string>> binaries;
+  /// The tensor-map parameters the launch encodes (TMA), in order:
+  /// "array=0;box=128x64;type=f16;swizzle=128" (runtime/TensorMap.h).
+  std::vector<std::string> tensorMaps;
 };
 
 /// CUDA's grid limits (x, y, z). Every backend applies them, so a kernel

@@ -72,8 +72,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     std::optional<mlir::tile::MmaPipelining> mode =
         mlir::tile::parseMmaPipelining(name);
     if (!mode)
-      throw py::value_error("mma_pipeline must be off, regs or async, not '" +
-                            name + "'");
+      throw py::value_error(
+          "mma_pipeline must be off, regs, async or tma, not '" + name + "'");
     opts.mmaPipelining = *mode;
   }
   if (options.contains("warpgroup_mma"))
@@ -253,6 +253,7 @@ PYBIND11_MODULE(_tile, m) {
       .def_readonly("target", &Kernel::target)
       .def_readonly("num_warps", &Kernel::numWarps)
       .def_readonly("shared_mem", &Kernel::sharedMem)
+      .def_readonly("tensor_maps", &Kernel::tensorMaps)
       .def_property_readonly("asm", &Kernel::asmDict)
       .def(
           "launch",

@@ -5,7 +5,8 @@ Each handler takes one argument and the flat launch list, appends what
 scalars: the value) and returns the argument's part of the specialization key:
 
 - arrays: (source, dtype, ndim, unit-stride mask, 16-byte aligned, extents % 16 == 0),
-  with READ_ONLY appended for an array its owner marked read-only (the kernel
+  where "16-byte aligned" is False, True, or TMA (aligned, and an array TMA
+  can describe: the compiler may read it through a tensor map), with READ_ONLY appended for an array its owner marked read-only (the kernel
   traces and compiles without it: see `writable_key`)
 - ints: "one" (specialized away), "i32", "i32d16", "i64", "i64d16"
 - floats: "f32"; bools: "bool"
@@ -26,7 +27,8 @@ from . import dtypes as D
 
 __all__ = ["ArgError", "handlers", "stream_of", "torch_stream_getter", "fast_kind",
            "fast_dtype", "READ_ONLY", "TRACED", "writable_key", "torch_device_of",
-           "stream_device", "stream_capturing", "LIST", "list_length", "array_list_part"]
+           "stream_device", "stream_capturing", "LIST", "list_length", "array_list_part",
+           "TMA"]
 
 
 class ArgError(Exception):
@@ -96,6 +98,27 @@ def writable_key(key):
 
 _parts_cache = {}
 
+# The alignment item of an array's key part when the array is 16-byte aligned
+# and TMA can describe it (runtime/TensorMap.h, tmaCanDescribe): rank 1 to 5,
+# inner stride 1 and no other, every other stride a positive multiple of 16
+# bytes below 2**40, every extent 1 to 2**32. The tracer marks such arrays
+# `tile.tma_ok`; arrays without it never get a TMA binary (they take the
+# cp.async path). Truthy: it implies 16-byte alignment.
+TMA = "tma"
+
+
+def _tma_ok(shape, strides, size, mask):
+    ndim = len(shape)
+    if not 1 <= ndim <= 5 or mask != 1 << (ndim - 1):
+        return False
+    for n in shape:
+        if not 1 <= n <= 1 << 32:
+            return False
+    for s in strides[:-1]:
+        if s < 1 or s * size >= 1 << 40:
+            return False
+    return True
+
 
 def _array_parts(tag, dt, shape, strides):
     """The four key parts of an array, indexed by `unaligned + 2 * read_only`:
@@ -110,6 +133,8 @@ def _array_parts(tag, dt, shape, strides):
         if n & 15:
             div = False
     ndim = len(shape)
+    if ok16 and _tma_ok(shape, strides, size, mask):
+        ok16 = TMA
     aligned, unaligned = (tag, dt, ndim, mask, ok16, div), (tag, dt, ndim, mask, False, div)
     return aligned, unaligned, aligned + (READ_ONLY,), unaligned + (READ_ONLY,)
 
@@ -512,7 +537,7 @@ def array_list_part(parts):
         if tag is None or (str(p[0]).startswith("torch") and not str(tag).startswith("torch")):
             tag = p[0]  # a torch tag if any (CompiledKernel's stream and device)
         mask &= p[3]
-        ok16 = ok16 and p[4]
+        ok16 = ok16 and bool(p[4])  # list elements are never read through TMA
         div = div and p[5]
         read_only = read_only or p[-1] is READ_ONLY
     part = (tag, first[1], first[2], mask, ok16, div, LIST, len(parts))

@@ -10,7 +10,7 @@ from . import ir
 from .errors import (TileRecursionError, TileSyntaxError, TileTypeError, frame_location,
                      is_internal, kernel_scope)
 from .array_lists import ArrayList
-from .interop import list_length
+from .interop import TMA, list_length
 from .language import Array, Scalar
 
 _SSA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -53,7 +53,9 @@ def trace(name, fn, params, key, def_loc):
                 unit = frozenset(k for k in range(ndim) if mask >> k & 1)
                 n = list_length(part)
                 if n is None:
-                    sig.append(f"{ssa}: {t}")
+                    # TMA can describe it (interop.TMA): tile-pipeline-mma may
+                    # read it through a tensor map.
+                    sig.append(f"{ssa}: {t}" + (" {tile.tma_ok}" if a16 == TMA else ""))
                     values.append(Array(ssa, dt, ndim, t, unit, pname))
                     continue
                 names = [f"{ssa}.{k}" for k in range(n)]  # no Python name has a dot

@@ -43,8 +43,8 @@
 // CHECK: scf.if
 // CHECK:   nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[BYTES]] : !llvm.ptr<3>, i32
 // CHECK: scf.if
-// CHECK:   %[[DST:.*]] = llvm.addrspacecast %[[SLOT]] : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK:   %[[FULL2:.*]] = llvm.getelementptr %[[BARS]][%[[C1]]]
+// CHECK:   %[[DST:.*]] = llvm.addrspacecast %[[SLOT]] : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK:   nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL2]], box[%[[J]], %[[I]]] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: }
 

@@ -75,7 +75,7 @@
 // OFF-NEXT: tile.load
 // OFF-NEXT: tile.mma
 
-// BAD: tile-pipeline-mma: mma-pipelining must be off, regs or async, not 'fast'
+// BAD: tile-pipeline-mma: mma-pipelining must be off, regs, async or tma, not 'fast'
 
 func.func @matmul(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
                   %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,

@@ -22,7 +22,7 @@ MATMUL = [os.path.join(EXAMPLES, "matmul.py") + "::matmul", "--args",
 
 
 def test_switches_are_read_into_the_options(monkeypatch):
-    for name in ("TILE_GPU_PIPELINE", "TILE_WGMMA", "TILE_NVPTX_SCHED"):
+    for name in ("TILE_GPU_PIPELINE", "TILE_WGMMA", "TILE_NVPTX_SCHED", "TILE_TMA"):
         monkeypatch.delenv(name, raising=False)
     opts = backend.compile_options(4, 3, num_stages=3)
     assert (opts["mma_pipeline"], opts["warpgroup_mma"], opts["nvptx_register_scheduling"],
@@ -33,6 +33,19 @@ def test_switches_are_read_into_the_options(monkeypatch):
     opts = backend.compile_options(0, 3)
     assert (opts["mma_pipeline"], opts["warpgroup_mma"], opts["nvptx_register_scheduling"],
             opts["num_stages"]) == ("regs", False, False, 0)
+
+
+def test_tile_tma_turns_async_into_tma(monkeypatch):
+    for name in ("TILE_GPU_PIPELINE", "TILE_TMA"):
+        monkeypatch.delenv(name, raising=False)
+    assert backend.compile_options(0, 3)["mma_pipeline"] == "async"
+    monkeypatch.setenv("TILE_TMA", "1")
+    assert backend.compile_options(0, 3)["mma_pipeline"] == "tma"
+    monkeypatch.setenv("TILE_TMA", "0")
+    assert backend.compile_options(0, 3)["mma_pipeline"] == "async"
+    monkeypatch.setenv("TILE_TMA", "1")
+    monkeypatch.setenv("TILE_GPU_PIPELINE", "regs")  # an explicit choice wins
+    assert backend.compile_options(0, 3)["mma_pipeline"] == "regs"
 
 
 def test_a_bad_pipeline_name_is_a_clear_error(monkeypatch):

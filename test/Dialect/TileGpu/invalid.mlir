@@ -187,6 +187,17 @@ func.func @tma_swizzle(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i:
 
 // -----
 
+// Panels as wide as the box, but the box is not one 128-byte panel.
+func.func @tma_panels(%map: !tilegpu.tensor_map<128x32xf16, swizzle = 128>, %i: i32,
+                      %d: !tilegpu.shared<128x128xf16, slots = 1, swizzle = 128>,
+                      %bars: !tilegpu.mbarriers<2>) {
+  // expected-error @+1 {{the buffer's block must be the map's box with its swizzle, unpadded}}
+  tilegpu.tma_load %map[%i, %i] into %d, %bars[%i] : !tilegpu.tensor_map<128x32xf16, swizzle = 128>, !tilegpu.shared<128x128xf16, slots = 1, swizzle = 128>, !tilegpu.mbarriers<2>
+  return
+}
+
+// -----
+
 func.func @tma_store(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: i32,
                      %s: !tilegpu.shared<128x64xbf16, slots = 1, swizzle = 128>) {
   // expected-error @+1 {{element types of the map and the buffer differ}}

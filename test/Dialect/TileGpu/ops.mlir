@@ -68,5 +68,11 @@ func.func @tma(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: i32,
   tilegpu.mbarrier_arrive %bars[%s] : !tilegpu.mbarriers<4>
   // CHECK: tilegpu.tma_store %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}] : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>, !tilegpu.tensor_map<128x64xf16, swizzle = 128>
   tilegpu.tma_store %slot into %map[%j, %i] : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>, !tilegpu.tensor_map<128x64xf16, swizzle = 128>
+  // A block of four 128-byte panels, one box (a panel) each.
+  %wide = tilegpu.alloc_shared : !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>
+  // CHECK: tilegpu.tma_load %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}}, %{{.*}}[%{{.*}}] : !tilegpu.tensor_map<128x64xf16, swizzle = 128>, !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>, !tilegpu.mbarriers<4>
+  tilegpu.tma_load %map[%j, %i] into %wide, %bars[%s] : !tilegpu.tensor_map<128x64xf16, swizzle = 128>, !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>, !tilegpu.mbarriers<4>
+  // CHECK: tilegpu.mbarrier_inval %{{.*}}[%{{.*}}] : !tilegpu.mbarriers<4>
+  tilegpu.mbarrier_inval %bars[%s] : !tilegpu.mbarriers<4>
   return
 }

@@ -1,0 +1,52 @@
+//===- TilePipelineMma.h - tile-pipeline-mma's shared helpers ---*- C++ -*-===//
+//
+// tile-pipeline-mma lives in TilePipelineMma.cpp (registers and cp.async
+// rings) and TilePipelineMmaTma.cpp (TMA rings); these are the pieces both
+// use.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILE_COMPILER_GPU_TILEPIPELINEMMA_H
+#define TILE_COMPILER_GPU_TILEPIPELINEMMA_H
+
+#include "dialects/tile/TileDialect.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tile::pipeline {
+
+/// Collects into `slice` (in body order) the ops of `forOp`'s body that `v`
+/// depends on; false when one cannot be re-evaluated for another iteration.
+bool collectIndexSlice(Value v, scf::ForOp forOp,
+                       llvm::SetVector<Operation *> &slice);
+/// Whether `load` lowers to 16-byte copies (a 2-d block, unit inner
+/// stride, zero padding, 16-byte aligned and vectorizable).
+bool copiesIn16Bytes(LoadOp load);
+/// Slots of a matmul's wgmma ring of `slotBytes` slots (3-4).
+int64_t warpgroupRingStages(int64_t slotBytes);
+/// `automatic` slots unless num-stages asks for `requested` (at least
+/// `minimum`); an error at `mma` when they cannot fit.
+FailureOr<int64_t> ringSlots(MmaOp mma, int64_t automatic, int64_t requested,
+                             int64_t minimum, int64_t slotBytes);
+/// Slot ((iv - lb) / step + ahead) % stages of `forOp`'s ring, as i32.
+Value ringSlotAt(OpBuilder &b, Location loc, scf::ForOp forOp, Value iv,
+                 int64_t ahead, int64_t stages);
+/// A ring of `stages` slots of `rows` x `cols` blocks in front of `forOp`.
+Value allocRing(scf::ForOp forOp, int64_t rows, int64_t cols, Type elemType,
+                int64_t stages, int64_t swizzle, int64_t rowStride);
+/// `mma` rewritten as a tilegpu.mma on this iteration's slots.
+void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
+                          Value aRing, Value bRing, bool bTransposed,
+                          bool inFlight);
+/// Whether `mma`'s result only feeds the next iteration's mma and the
+/// loop's results (its wgmma may stay in flight across the back edge).
+bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp);
+
+/// The TMA ring of a matmul-shaped sm_90 wgmma loop (TilePipelineMmaTma.cpp);
+/// false when the loop or its operands do not qualify (the caller then
+/// tries the cp.async ring).
+FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages);
+
+} // namespace mlir::tile::pipeline
+
+#endif

@@ -1,0 +1,286 @@
+//===- TilePipelineMmaTma.cpp - TMA rings of tile-pipeline-mma ------------===//
+//
+// tile-pipeline-mma with mma-pipelining=tma: a matmul-shaped sm_90 loop (one
+// f16/bf16 wgmma whose A and B are loads of kernel arrays marked
+// `tile.tma_ok`, its accumulator only carried to the next iteration) streams
+// A [m][k] and B [k][n] through S-slot rings that TMA fills.
+//
+// - The kernel gets one tensor-map argument per operand (last, marked
+//   `tilegpu.tensor_map_of = #tilegpu.tensor_map_of<array = N>`): the box is
+//   one swizzled panel of the block (rows x 128 bytes, or 64 for a 64-byte
+//   swizzled A), so a block of several panels (B, 256 wide: four) is one
+//   TMA copy per panel, each landing in the panel wgmma's descriptors read
+//   (the 128-byte swizzle TMA writes is the layout of the ring's type). Out
+//   of bounds the boxes read zeros: no bounds arithmetic.
+// - One mbarrier per slot ("full"), initialized for one arrival. Iteration
+//   j's copies (issued only when j < the trip count) arrive on barrier
+//   j % S expecting the bytes of both blocks; iteration j waits on it with
+//   parity (j / S) % 2.
+// - Slots are reused as in the cp.async ring (emitRing's `lag`): the wgmma
+//   of iteration i stays in flight until iteration i + 1's mma waits for
+//   it, so iteration i copies iteration i + S - 2 into the slot of
+//   iteration i - 2, after the block barrier that every thread passes only
+//   once its wgmmas of i - 2 are done. That barrier is the empty barrier.
+// - After the loop: the last wgmma is waited for, nothing is in flight (no
+//   copy past the end was issued), and the barriers are invalidated between
+//   two block barriers, so the bytes may serve the next loop's ring.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
+#include "compiler/TileTiling.h"
+#include "compiler/gpu/TilePipelineMma.h"
+#include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// One operand's load, its index computation, the kernel array it reads
+/// and, once built, its tensor map and ring.
+struct TmaOperand {
+  LoadOp load;
+  llvm::SetVector<Operation *> slice;
+  BlockArgument array;
+  int64_t rows = 0, cols = 0, swizzle = 0;
+  Value map, ring;
+};
+
+/// Whether TMA copies what `load` reads: a 2-d block (possibly behind unit
+/// dimensions) of a unit-inner-stride array, zero-padded, unordered. Unlike
+/// cp.async's 16-byte copies it needs no divisibility of the extents: TMA
+/// bounds every element.
+bool tmaLoadable(LoadOp load) {
+  auto arrayType = cast<ArrayType>(load.getArray().getType());
+  auto type = cast<RankedTensorType>(load.getType());
+  unsigned rank = arrayType.getRank();
+  if (load.getOrder() || rank < 2 || !arrayType.hasUnitInnerStride() ||
+      getMemoryOrder(load) != MemoryOrder::weak)
+    return false;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    if (type.getDimSize(d) != 1)
+      return false;
+  if (auto pad = load.getPaddingAttr())
+    if (auto f = dyn_cast<FloatAttr>(pad); !f || !f.getValue().isZero())
+      return false;
+  return true;
+}
+
+/// The kernel argument `load` reads, when TMA may read it: an array
+/// argument of the tile.kernel marked tile.tma_ok (its launches proved TMA
+/// can describe it).
+BlockArgument tmaArray(LoadOp load) {
+  auto arg = dyn_cast<BlockArgument>(load.getArray());
+  if (!arg)
+    return {};
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (!func || !func->hasAttr("tile.kernel") ||
+      !func.getArgAttr(arg.getArgNumber(), TileDialect::getTmaOkAttrName()))
+    return {};
+  return arg;
+}
+
+/// The block `o.load` reads is whole swizzled panels TMA can fill: rows
+/// of `swizzle` bytes, at most 256 of them, 8-row groups (panels start
+/// 1024-byte aligned) and whole 1024-byte slots.
+bool fitsTma(TmaOperand &o, scf::ForOp forOp, int64_t swizzle) {
+  auto type = cast<RankedTensorType>(o.load.getType());
+  unsigned rank = type.getRank();
+  o.rows = type.getDimSize(rank - 2);
+  o.cols = type.getDimSize(rank - 1);
+  o.swizzle = swizzle;
+  int64_t eb = storageBytes(type.getElementType());
+  if ((o.cols * eb) % swizzle || o.rows > 256 || o.rows % 8 ||
+      (o.rows * o.cols * eb) % 1024)
+    return false;
+  for (Value v : o.load->getOperands())
+    if (!pipeline::collectIndexSlice(v, forOp, o.slice))
+      return false;
+  return true;
+}
+
+/// The tensor-map argument of `func` describing `array` as `type`, added
+/// after the others when the kernel has none yet.
+FailureOr<Value> tensorMapArg(func::FuncOp func, BlockArgument array,
+                              tilegpu::TensorMapType type) {
+  StringRef name = tilegpu::TensorMapOfAttr::getArgAttrName();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto of = func.getArgAttrOfType<tilegpu::TensorMapOfAttr>(i, name);
+        of && of.getArray() == array.getArgNumber() &&
+        func.getArgumentTypes()[i] == type)
+      return Value(func.getArgument(i));
+  MLIRContext *ctx = func.getContext();
+  unsigned n = func.getNumArguments();
+  auto attrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(
+               StringAttr::get(ctx, name),
+               tilegpu::TensorMapOfAttr::get(ctx, array.getArgNumber()))});
+  if (failed(func.insertArgument(n, type, attrs, array.getLoc())))
+    return failure();
+  return Value(func.getArgument(n));
+}
+
+/// The copies of iteration `j` (i32) into slot `slot` of the rings, when
+/// j < `trips`: thread 0 expects `bytes` on barrier `slot` and issues
+/// each operand's TMA copies at the block's element coordinates (the
+/// load's indices re-evaluated at iteration j, times the block).
+void issueCopies(OpBuilder &b, Location loc, scf::ForOp forOp,
+                 MutableArrayRef<TmaOperand> operands, Value bars, Value j,
+                 Value slot, Value trips, int64_t bytes) {
+  Value live =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, trips);
+  auto ifOp = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Value iv =
+      arith::AddIOp::create(b, loc, forOp.getLowerBound(),
+                            arith::MulIOp::create(b, loc, j, forOp.getStep()));
+  tilegpu::MBarrierExpectTxOp::create(b, loc, bars, slot,
+                                      constI32(b, loc, bytes));
+  for (TmaOperand &o : operands) {
+    IRMapping map;
+    map.map(forOp.getInductionVar(), iv);
+    for (Operation *op : o.slice)
+      b.clone(*op, map);
+    auto type = cast<RankedTensorType>(o.load.getType());
+    SmallVector<Value> coords;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d)
+      coords.push_back(arith::MulIOp::create(
+          b, loc, map.lookupOrDefault(o.load.getIndices()[d]),
+          constI32(b, loc, type.getDimSize(d))));
+    auto ringType = cast<tilegpu::SharedBufferType>(o.ring.getType());
+    Value dst =
+        tilegpu::SlotOp::create(b, loc, ringType.withSlots(1), o.ring, slot);
+    tilegpu::TmaLoadOp::create(b, loc, o.map, coords, dst, bars, slot);
+  }
+}
+
+} // namespace
+
+FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
+                                                  int64_t numStages) {
+  Block *body = forOp.getBody();
+  SmallVector<MmaOp> mmas(body->getOps<MmaOp>());
+  if (mmas.size() != 1)
+    return false;
+  MmaOp mma = mmas.front();
+  MmaKind kind = getMmaKind(mma);
+  MmaTilingAttr tiling = mma.getTilingAttr();
+  if ((kind != MmaKind::F16 && kind != MmaKind::BF16) || !tiling ||
+      !tiling.isWarpgroup() || !onlyFeedsNextIteration(mma, forOp))
+    return false;
+  auto func = forOp->getParentOfType<func::FuncOp>();
+  TmaOperand ops[2];
+  ops[0].load = mma.getA().getDefiningOp<LoadOp>();
+  ops[1].load = mma.getB().getDefiningOp<LoadOp>();
+  for (TmaOperand &o : ops) {
+    if (!o.load || o.load->getBlock() != body || !o.load->hasOneUse() ||
+        !tmaLoadable(o.load))
+      return false;
+    o.array = tmaArray(o.load);
+    if (!o.array)
+      return false;
+  }
+  if (ops[0].load == ops[1].load || !func)
+    return false;
+  auto aType = cast<RankedTensorType>(mma.getA().getType());
+  Type elemType = aType.getElementType();
+  int64_t eb = storageBytes(elemType);
+  // A's rows are K long (128-byte panels, or 64-byte ones for K = 32
+  // f16); B's [k][n] rows are N long, in 128-byte panels.
+  if (!fitsTma(ops[0], forOp, warpgroupSwizzle(aType.getDimSize(1) * eb)) ||
+      !fitsTma(ops[1], forOp, 128))
+    return false;
+  int64_t bytes = 0;
+  for (TmaOperand &o : ops)
+    bytes += o.rows * o.cols * eb;
+  FailureOr<int64_t> slots =
+      ringSlots(mma, warpgroupRingStages(bytes), numStages, 3, bytes);
+  if (failed(slots))
+    return failure();
+  int64_t stages = *slots, depth = stages - 2;
+
+  // The tensor maps: one swizzled panel per box.
+  for (TmaOperand &o : ops) {
+    auto type = cast<RankedTensorType>(o.load.getType());
+    SmallVector<int64_t> box(type.getRank(), 1);
+    box[type.getRank() - 2] = o.rows;
+    box[type.getRank() - 1] = o.swizzle / eb;
+    FailureOr<Value> map =
+        tensorMapArg(func, o.array,
+                     tilegpu::TensorMapType::get(forOp.getContext(), box,
+                                                 elemType, o.swizzle));
+    if (failed(map))
+      return mma.emitError("cannot add a tensor-map argument to the kernel");
+    o.map = *map;
+    o.ring = allocRing(forOp, o.rows, o.cols, elemType, stages, o.swizzle, 0);
+  }
+
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp);
+  Value bars = tilegpu::AllocMBarriersOp::create(
+      b, loc, tilegpu::MBarriersType::get(forOp.getContext(), stages),
+      IntegerAttr());
+  for (int64_t s = 0; s < stages; ++s)
+    tilegpu::MBarrierInitOp::create(b, loc, bars, constI32(b, loc, s),
+                                    constI32(b, loc, 1));
+  Value trips = arith::MaxSIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc,
+                                                       forOp.getUpperBound(),
+                                                       forOp.getLowerBound()),
+                                 forOp.getStep()),
+      constI32(b, loc, 0));
+  for (int64_t s = 0; s < depth; ++s)
+    issueCopies(b, loc, forOp, ops, bars, constI32(b, loc, s),
+                constI32(b, loc, s), trips, bytes);
+
+  // The body: wait for this iteration's slot, pass the empty barrier, copy
+  // iteration it + depth, then the mma on this iteration's slots.
+  b.setInsertionPointToStart(body);
+  Value it = arith::DivSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, forOp.getInductionVar(),
+                            forOp.getLowerBound()),
+      forOp.getStep());
+  Value c = constI32(b, loc, stages);
+  Value slot = arith::RemSIOp::create(b, loc, it, c);
+  Value parity = arith::RemSIOp::create(
+      b, loc, arith::DivSIOp::create(b, loc, it, c), constI32(b, loc, 2));
+  tilegpu::MBarrierWaitOp::create(b, loc, bars, slot, parity);
+  gpu::BarrierOp::create(b, loc);
+  Value ahead = arith::AddIOp::create(b, loc, it, constI32(b, loc, depth));
+  issueCopies(b, loc, forOp, ops, bars, ahead,
+              arith::RemSIOp::create(b, loc, ahead, c), trips, bytes);
+  replaceWithSharedMma(mma, forOp, stages, ops[0].ring, ops[1].ring,
+                       /*bTransposed=*/false, /*inFlight=*/true);
+  for (TmaOperand &o : ops)
+    o.load.erase();
+
+  // After the loop: the accumulators once the last wgmma is done; the
+  // barriers invalidated while no thread uses them.
+  b.setInsertionPointAfter(forOp);
+  SmallVector<Value> accs;
+  for (Value r : forOp.getResults())
+    if (auto type = dyn_cast<RankedTensorType>(r.getType());
+        type && type.getElementType().isF32())
+      accs.push_back(r);
+  if (!accs.empty()) {
+    auto wait = tilegpu::WaitMmaOp::create(b, loc, ValueRange(accs).getTypes(),
+                                           accs, /*pending=*/0);
+    for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
+      acc.replaceAllUsesExcept(waited, wait);
+  }
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t s = 0; s < stages; ++s)
+    tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, s));
+  gpu::BarrierOp::create(b, loc);
+  return true;
+}

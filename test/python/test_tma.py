@@ -1,0 +1,254 @@
+"""TMA loads of mma operands on sm_90 (issue 17), behind TILE_TMA=1 (or
+TILE_GPU_PIPELINE=tma): the bench matmul's A and B stream through TMA into
+128-byte-swizzled rings guarded by mbarriers; the launch encodes one tensor
+map per operand (cuTensorMapEncodeTiled) and passes it as a 128-byte
+__grid_constant__ parameter after the others.
+
+Without a GPU: the PTX (compiled for sm_90, ptxas only), which arrays the
+specialization key lets TMA read (tile.tma_ok: the others keep the cp.async
+ring), and a launch on the fake libcuda (what is encoded and passed). On an
+H200 (marker gpu): results against float64 on ragged shapes, K shorter than
+one tile, a transposed operand (the cp.async fallback), f16 and bf16, with
+the output poisoned first."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tile
+from tile import backend, interop
+
+from test_cuda_launch import _fake_cuda, _have_ptxas, _run_on_fake_driver
+from test_tilec import gpu_backend, run_tilec
+from tilehelp import Device, assert_close
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench", "kernels.py")
+CONFIG = ["-D", "BM=128", "-D", "BN=256", "-D", "BK=64", "-D", "GROUP=8"]
+
+needs_sm90 = pytest.mark.skipif("not gpu_backend()", reason="no GPU backend or ptxas")
+
+
+def _bench_kernels():
+    spec = importlib.util.spec_from_file_location("bench_kernels_tma", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _ptx(tmp_path, sig, **env):
+    return run_tilec([BENCH + "::matmul", "--args", sig, *CONFIG, "--target", "sm_90",
+                      "--emit", "ptx"], tmp_path, **env).stdout
+
+
+# -- the specialization key -------------------------------------------------
+
+def test_key_marks_what_tma_can_describe():
+    """interop.TMA in the alignment slot of an array's key part exactly when
+    runtime/TensorMap.h's tmaCanDescribe holds (and the base is aligned)."""
+    f16 = interop.D.float16
+
+    def part(shape, strides, aligned=True):
+        return interop._array_parts("x", f16, shape, strides)[0 if aligned else 1][4]
+
+    assert part((200, 136), (136, 1)) == interop.TMA
+    assert part((8, 520, 104), (520 * 104, 104, 1)) == interop.TMA
+    assert part((200, 136), (136, 1), aligned=False) is False
+    assert part((64, 64), (1, 64)) is True       # a transpose: 16-byte rows, inner stride 64
+    assert part((64, 64), (0, 1)) is True        # broadcast rows
+    assert part((64, 64), (-64, 1)) is True      # reversed rows
+    assert part((0, 64), (64, 1)) is True        # empty
+    assert part((1, 1, 1, 1, 1, 8), (8, 8, 8, 8, 8, 1)) is True  # rank 6
+    assert part((64, 65), (65, 1)) is False      # 130-byte rows: not aligned
+
+
+# -- the PTX (no GPU) -------------------------------------------------------
+
+@needs_sm90
+def test_tma_ptx_of_the_bench_matmul(tmp_path):
+    sig = "f16[4096,4096], f16[4096,4096], f16[4096,4096]"
+    tma = _ptx(tmp_path, sig, TILE_TMA="1")
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes" \
+        in tma
+    assert "mbarrier.try_wait.parity" in tma
+    assert "mbarrier.arrive.expect_tx" in tma
+    assert tma.count(".param .align 64 .b8 matmul_param_") == 2
+    assert "cp.async.cg" not in tma  # no cp.async left for the operands
+    # Without the switch, the cp.async ring as before.
+    plain = _ptx(tmp_path, sig)
+    assert "cp.async.bulk.tensor" not in plain and "mbarrier" not in plain
+    assert "cp.async.cg.shared.global" in plain
+
+
+@needs_sm90
+def test_tma_for_bf16_and_ragged_shapes(tmp_path):
+    ptx = _ptx(tmp_path, "bf16[1000,520], bf16[520,1000], bf16[1000,1000]", TILE_TMA="1")
+    assert "cp.async.bulk.tensor" in ptx
+
+
+@needs_sm90
+def test_operands_tma_cannot_describe_keep_the_cp_async_ring(tmp_path):
+    """Rows that are not 16-byte multiples (B's 1004 f16): no tile.tma_ok,
+    so the loop keeps the cp.async ring; a transposed B (inner stride not
+    1): no TMA either (the path without TILE_TMA for such a B)."""
+    ptx = _ptx(tmp_path, "f16[4096,4096], f16[4096,1004], f16[4096,1004]", TILE_TMA="1")
+    assert "cp.async.bulk.tensor" not in ptx
+    assert ptx == _ptx(tmp_path, "f16[4096,4096], f16[4096,1004], f16[4096,1004]")
+    sig = "f16[4096,4096], f16[4096,4096] strides=[1,4096], f16[4096,4096]"
+    ptx = _ptx(tmp_path, sig, TILE_TMA="1")
+    assert "cp.async.bulk.tensor" not in ptx
+    assert ptx == _ptx(tmp_path, sig)
+
+
+@needs_sm90
+def test_pipelined_stage_shows_the_tensor_maps(tmp_path):
+    out = run_tilec([BENCH + "::matmul", "--args",
+                     "f16[4096,4096], f16[4096,4096], f16[4096,4096]", *CONFIG,
+                     "--target", "sm_90", "--emit", "pipelined"], tmp_path,
+                    TILE_TMA="1").stdout
+    assert "{tilegpu.tensor_map_of = #tilegpu.tensor_map_of<array = 0>}" in out
+    assert "!tilegpu.tensor_map<128x64xf16, swizzle = 128>" in out
+    assert "!tilegpu.tensor_map<64x64xf16, swizzle = 128>" in out
+    assert "tilegpu.tma_load" in out and "tilegpu.mbarrier_wait" in out
+
+
+# -- a launch on the fake driver (no GPU) -----------------------------------
+
+FAKE_SCRIPT = textwrap.dedent("""
+    import ctypes, importlib.util, json, sys
+    import tile
+    from tile import backend
+    from tile.tilec import AbstractArray
+
+    spec = importlib.util.spec_from_file_location("k", sys.argv[2])
+    K = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(K)
+    M, N, Kd = 1000, 520, 136
+    a = AbstractArray("float16", (M, Kd))
+    b = AbstractArray("float16", (Kd, N))
+    c = AbstractArray("float16", (M, N))
+    ir = K.matmul.trace(a, b, c, BM=128, BN=256, BK=64, GROUP=8)
+    _tile = backend.load()
+    k = _tile.compile(ir, "sm_90", backend.compile_options(0, 3))
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_param.restype = ctypes.c_uint64
+    fake.fake_cuda_encode.restype = ctypes.c_char_p
+    nparams = 15 + len(k.tensor_maps)
+    fake.fake_cuda_reset(nparams)
+    A, B, C = 0x7f00_0001_0000, 0x7f00_0002_0000, 0x7f00_0003_0000
+    args = (A, M, Kd, Kd, 1, B, Kd, N, N, 1, C, M, N, N, 1)
+    k.launch((32, 1, 1), args, 0)
+    k.launch((32, 1, 1), args, 0)  # the maps come from the cache
+    params = [fake.fake_cuda_param(i) for i in range(nparams)]
+    refused = None
+    try:  # a transposed A under the same binary: the launch refuses it
+        k.launch((32, 1, 1), (A, M, Kd, 1, M) + args[5:], 0)
+    except Exception as e:
+        refused = str(e)
+    print(json.dumps({
+        "maps": list(k.tensor_maps),
+        "encodes": [fake.fake_cuda_encode(i).decode()
+                    for i in range(fake.fake_cuda_encodes())],
+        "launches": fake.fake_cuda_launches(),
+        "params": params, "A": A, "B": B, "refused": refused,
+    }))
+""")
+
+
+@pytest.mark.skipif(_fake_cuda() is None, reason="fake libcuda not built")
+@pytest.mark.skipif(not _have_ptxas(), reason="needs ptxas")
+def test_launch_encodes_and_passes_the_tensor_maps(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILE_TMA", "1")
+    r = _run_on_fake_driver(FAKE_SCRIPT.replace("sys.argv[2]", repr(BENCH)), tmp_path)
+    assert r["maps"] == ["array=0;box=128x64;type=f16;swizzle=128",
+                         "array=1;box=64x64;type=f16;swizzle=128"]
+    # Two maps, each encoded once for both launches: dims innermost first,
+    # strides in bytes, 128B swizzle (3), L2 promotion 128B (2), zeros
+    # out of bounds (0).
+    assert r["encodes"] == [
+        f"type=6 rank=2 address={r['A']} dims=136,1000 strides=272 box=64,128 "
+        "elementStrides=1,1 interleave=0 swizzle=3 l2=2 oob=0",
+        f"type=6 rank=2 address={r['B']} dims=520,136 strides=1040 box=64,64 "
+        "elementStrides=1,1 interleave=0 swizzle=3 l2=2 oob=0",
+    ]
+    assert r["launches"] == 2
+    # The maps follow the 15 flat parameters (the fake writes the address
+    # into a map's first word).
+    assert r["params"][15:] == [r["A"], r["B"]]
+    assert r["params"][0] == r["A"]
+    assert "through TMA, which cannot describe it: its inner stride is" in r["refused"]
+
+
+# -- on the GPU -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dev():
+    return Device()
+
+
+CASES = [  # M, N, K
+    (256, 256, 256),
+    (200, 328, 136),   # ragged everywhere
+    (130, 296, 520),   # many K steps, ragged M and N
+    (130, 300, 520),   # B's 600-byte rows: not TMA-able, the cp.async ring
+    (64, 256, 8),      # K shorter than one tile: one 16-byte row of A
+    (300, 264, 40),    # K shorter than one tile
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K", CASES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_tma_matmul_matches_float64(dev, monkeypatch, M, N, K, dtype, transposed):
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("TMA wgmma rings are sm_90 only")
+    monkeypatch.setenv("TILE_TMA", "1")
+    K_ = _bench_kernels()
+    tdt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(M * N + K)
+    a = torch.randn(M, K, generator=gen).to(tdt).cuda()
+    if transposed:  # B^T stored row-major: B has strides (1, K), the fallback
+        b = torch.randn(N, K, generator=gen).to(tdt).cuda().t()
+    else:
+        b = torch.randn(K, N, generator=gen).to(tdt).cuda()
+    c = torch.full((M, N), float("nan"), dtype=torch.float32, device="cuda")
+    cfg = dict(BM=128, BN=256, BK=64, GROUP=8)
+    grid = (tile.cdiv(M, 128) * tile.cdiv(N, 256),)
+    K_.matmul[grid](a, b, c, **cfg)
+    ck = K_.matmul.compile(a, b, c, **cfg)
+    ptx = ck.asm["ptx"]
+    # TMA takes rows of whole 16-byte units (A's K, B's N) and B unit-strided.
+    want_tma = not transposed and (K * 2) % 16 == 0 and (N * 2) % 16 == 0
+    assert ("cp.async.bulk.tensor" in ptx) == want_tma
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    got = c.cpu().numpy()
+    assert not np.isnan(got).any()
+    assert_close(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(K) + 1e-3)
+
+
+@pytest.mark.gpu
+def test_tma_persistent_matmul(dev, monkeypatch):
+    """The persistent schedule: the loop's barriers are initialized and
+    invalidated once per output tile."""
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("TMA wgmma rings are sm_90 only")
+    monkeypatch.setenv("TILE_TMA", "1")
+    K_ = _bench_kernels()
+    M, N, K = 1000, 1100, 520
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+    K_.matmul[(8,)](a, b, c, BM=128, BN=256, BK=64, GROUP=8, PERSISTENT=True)
+    assert "cp.async.bulk.tensor" in K_.matmul.compile(
+        a, b, c, BM=128, BN=256, BK=64, GROUP=8, PERSISTENT=True).asm["ptx"]
+    want = a.double() @ b.double()
+    assert_close(c.double().cpu().numpy(), want.cpu().numpy(), rtol=2e-3, atol=2e-2)
