@@ -353,6 +353,9 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure, SameOperandsAndResultElementType]
   let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  // A loop-carried tile reshaped on entry and reshaped back before the yield
+  // is carried in the inner shape (TileReshapeLoopFolding.cpp).
+  let hasCanonicalizer = 1;
 }
 
 def Tile_PermuteOp : Tile_Op<"permute", [Pure, SameOperandsAndResultElementType]> {

@@ -376,6 +376,34 @@ def test_batched_matmul(dev, rng):
 
 
 @tile.kernel
+def batch_grid_matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                      BK: tile.Constant[int]):
+    # The usual batched kernel: a batch grid axis, (1, BM, BK) tiles and a
+    # (1, BM, BN) accumulator carried by the K loop, a 2-d product inside.
+    z, pm, pn = tile.bid(2), tile.bid(0), tile.bid(1)
+    acc = tile.zeros((1, BM, BN), tile.float32)
+    for k in tile.range(tile.cdiv(a.shape[2], BK)):
+        x = tile.load(a, index=(z, pm, k), shape=(1, BM, BK))
+        y = tile.load(b, index=(z, k, pn), shape=(1, BK, BN))
+        acc = tile.mma(x, y, acc)
+    tile.store(c, index=(z, pm, pn), tile=acc.astype(c.dtype))
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float16, 2e-3)])
+def test_batch_grid_matmul_ragged(dev, rng, dtype, tol):
+    # M, N, K not multiples of the tile, K shorter than one tile in a second
+    # shape; every batch checked against float64.
+    for (Z, M, N, K) in ((3, 70, 50, 90), (2, 33, 40, 10)):
+        a = rng.standard_normal((Z, M, K)).astype(dtype)
+        b = rng.standard_normal((Z, K, N)).astype(dtype)
+        c = dev.poisoned((Z, M, N), np.float32)
+        batch_grid_matmul[(tile.cdiv(M, 32), tile.cdiv(N, 32), Z)](
+            dev.put(a), dev.put(b), c, BM=32, BN=32, BK=16)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        assert_close(dev.get(c), want, rtol=tol, atol=tol * np.sqrt(K))
+
+
+@tile.kernel
 def carried(x, out, n, B: tile.Constant[int]):
     s = tile.zeros((B,), tile.float32)
     m = -tile.inf

@@ -206,3 +206,46 @@ func.func @array_select_fold(%i: i32, %a: !tile.array<?xf32>, %b: !tile.array<?x
   %4 = tile.array_select %i, %a, %b : i32, !tile.array<?xf32>
   return %0, %1, %2, %3, %4 : !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>, !tile.array<?xf32>
 }
+
+// -----
+
+// A loop-carried (1, M, N) accumulator that the body reshapes to (M, N) and
+// back is carried as (M, N), reshaped once after the loop.
+// CHECK-LABEL: func @carry_reshaped_accumulator
+// CHECK: %[[INIT:.*]] = arith.constant dense<0.000000e+00> : tensor<16x32xf32>
+// CHECK: %[[LOOP:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (tensor<16x32xf32>)
+// CHECK-NOT: tile.reshape %[[ACC]]
+// CHECK: %[[P:.*]] = tile.mma %{{.*}}, %{{.*}}, %[[ACC]]
+// CHECK-NEXT: scf.yield %[[P]] : tensor<16x32xf32>
+// CHECK: %[[OUT:.*]] = tile.reshape %[[LOOP]] : tensor<16x32xf32> -> tensor<1x16x32xf32>
+// CHECK: return %[[OUT]]
+func.func @carry_reshaped_accumulator(%a: tensor<16x8xf16>, %b: tensor<8x32xf16>, %n: i32) -> tensor<1x16x32xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<1x16x32xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<1x16x32xf32>) : i32 {
+    %flat = tile.reshape %acc : tensor<1x16x32xf32> -> tensor<16x32xf32>
+    %p = tile.mma %a, %b, %flat : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
+    %back = tile.reshape %p : tensor<16x32xf32> -> tensor<1x16x32xf32>
+    scf.yield %back : tensor<1x16x32xf32>
+  }
+  return %r : tensor<1x16x32xf32>
+}
+
+// -----
+
+// The carried value has another use in the body: it stays 3-d.
+// CHECK-LABEL: func @carried_value_used_as_is
+// CHECK: scf.for {{.*}} -> (tensor<1x16x32xf32>)
+func.func @carried_value_used_as_is(%a: tensor<16x8xf16>, %b: tensor<8x32xf16>, %n: i32, %init: tensor<1x16x32xf32>) -> tensor<1x16x32xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<1x16x32xf32>) : i32 {
+    %flat = tile.reshape %acc : tensor<1x16x32xf32> -> tensor<16x32xf32>
+    %p = tile.mma %a, %b, %flat : tensor<16x8xf16>, tensor<8x32xf16> -> tensor<16x32xf32>
+    %back = tile.reshape %p : tensor<16x32xf32> -> tensor<1x16x32xf32>
+    %sum = arith.addf %back, %acc : tensor<1x16x32xf32>
+    scf.yield %sum : tensor<1x16x32xf32>
+  }
+  return %r : tensor<1x16x32xf32>
+}
