@@ -252,6 +252,26 @@ def run_matmul(sizes):
                               "tile-fixed": lambda: K.matmul.compile(A, Bm, C, **cfg)})
 
 
+def run_bmm(Z=8, S=2048):
+    """f16 batched matmul, Z batches of S^3, against torch.bmm."""
+    A = torch.randn(Z, S, S, device="cuda", dtype=torch.float16)
+    Bm = torch.randn(Z, S, S, device="cuda", dtype=torch.float16)
+    C = torch.empty(Z, S, S, device="cuda", dtype=torch.float16)
+    ref = torch.bmm(A.float(), Bm.float())
+
+    def relerr():
+        e = ((C.float() - ref).norm() / ref.norm()).item()
+        if e > 1e-2:
+            raise AssertionError(f"relative error {e:.3g}")
+    cfg = K.BMM_CONFIG
+    grid = (tile.cdiv(S, cfg["BM"]), tile.cdiv(S, cfg["BN"]), Z)
+    contest(f"bmm_float16_{Z}x{S}", [
+        ("torch", lambda: torch.bmm(A, Bm), lambda: None),
+        ("tile", lambda: K.bmm[grid](A, Bm, C, **cfg), relerr, None,
+         lambda: C.fill_(float("nan"))),
+    ], flops=2 * Z * S ** 3)
+
+
 def run_matmul_fp8(S=4096):
     """fp8 e4m3 A (M x K) times B given as N x K (the layout torch._scaled_mm
     and sm_90's fp8 wgmma take), f32 out, fast accumulation on both sides,
@@ -479,6 +499,7 @@ def main():
     if want("matmul"):
         run_matmul(mm_sizes)
         run_matmul_fp8()
+        run_bmm()
     if want("attention"):
         run_attention(attn_shapes)
     if want("launch"):

@@ -278,6 +278,23 @@ ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3))
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)
 
 
+# -- batched matmul (issue 17): a batch grid axis and 3-d tiles of one
+# batch each, as cuTile users write bmm; the mma is 2-d (tile-level
+# canonicalization keeps the accumulator 2-d across the loop).
+BMM_CONFIG = dict(BM=128, BN=128, BK=64)
+
+
+@tile.kernel
+def bmm(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int], BK: tile.Constant[int]):
+    z, pm, pn = tile.bid(2), tile.bid(0), tile.bid(1)
+    acc = tile.zeros((1, BM, BN), tile.float32)
+    for k in tile.range(tile.cdiv(a.shape[2], BK)):
+        at = tile.load(a, index=(z, pm, k), shape=(1, BM, BK))
+        bt = tile.load(b, index=(z, k, pn), shape=(1, BK, BN))
+        acc = tile.mma(at, bt, acc)
+    tile.store(c, index=(z, pm, pn), tile=acc.astype(c.dtype))
+
+
 # -- fp8 (issue 16): C = A @ B with B given transposed (N x K), both K-major as
 # sm_90's fp8 wgmma reads them; f32 accumulator and output; fast accumulation
 # (the fp8 tensor cores' own, as torch._scaled_mm(use_fast_accum=True)).
