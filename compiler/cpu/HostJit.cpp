@@ -108,6 +108,18 @@ static void addPackedWrapper(llvm::Module &module, StringRef name) {
   b.CreateRetVoid();
 }
 
+/// The host's target, less the native bf16 conversions: AVX512-BF16's
+/// vcvtneps2bf16 treats subnormal inputs as zero and flushes subnormal
+/// results, where tile's bfloat16 keeps them (a bf16 `fma % x` of a subnormal
+/// read -0.0 for -1.0 on a Zen 4 host); without the feature LLVM rounds with
+/// integer code, as on every other host.
+static llvm::Expected<llvm::orc::JITTargetMachineBuilder> hostTargetBuilder() {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (jtmb)
+    jtmb->getFeatures().AddFeature("avx512bf16", false);
+  return jtmb;
+}
+
 /// An LLJIT for the host with the host runtime's symbols and the process's
 /// (malloc, libm, ...), and, when `tm` is given, a target machine configured
 /// as the JIT's for `optLevel`: what compiles the kernel's object code.
@@ -115,7 +127,7 @@ static LogicalResult createJit(unsigned optLevel,
                                std::unique_ptr<llvm::orc::LLJIT> &result,
                                std::unique_ptr<llvm::TargetMachine> *tm,
                                std::string &error) {
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  auto jtmb = hostTargetBuilder();
   if (!jtmb) {
     error = errorToString(jtmb.takeError());
     return failure();
@@ -356,7 +368,7 @@ std::vector<std::string> HostKernel::getSignature() const {
 const std::string &tile::hostTargetIdentity() {
   static const std::string identity = [] {
     std::string id = "llvm " LLVM_VERSION_STRING "\n";
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    auto jtmb = hostTargetBuilder();
     if (!jtmb)
       return id + "no host target: " + errorToString(jtmb.takeError());
     id += jtmb->getTargetTriple().str() + "\n" + jtmb->getCPU() + "\n";

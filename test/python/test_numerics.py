@@ -486,6 +486,29 @@ def test_torch_current_stream_is_used(dev, rng):
     assert torch.equal(out2, 2 * x)
 
 
+@tile.kernel
+def bf16_subnormal_fma(x, out, BLOCK: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(BLOCK,)).astype(tile.bfloat16)
+    tile.store(out, index=(0,), tile=tile.fma(t, t, t).astype(tile.float32))
+
+
+def test_bfloat16_keeps_subnormals(dev):
+    # bf16 has f32's exponent range and keeps its subnormals: fma(t, t, t) of
+    # a subnormal t is t (t * t is far below half an ulp). AVX512-BF16's
+    # native conversion flushes subnormals (the CPU backend read 0 on a Zen 4
+    # host); it must not be used.
+    x = np.array([2.0 ** -128, -(2.0 ** -130), 2.0 ** -133, 3 * 2.0 ** -132, 1e-38,
+                  -5.0e-39, 2.0 ** -127, 2.0 ** -126], np.float32)
+    out = dev.poisoned(8, np.float32)
+    bf16_subnormal_fma[(1,)](dev.put(x), out, BLOCK=8)
+    # Each value rounded to bf16 (nearest even on the f32 bits).
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    want = rounded.view(np.float32).astype(np.float64)
+    assert (want != 0).all()
+    np.testing.assert_array_equal(dev.get(out).astype(np.float64), want)
+
+
 @pytest.mark.gpu
 def test_bfloat16_on_gpu(dev, rng):
     torch = dev.torch
