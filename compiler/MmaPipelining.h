@@ -19,8 +19,8 @@ namespace mlir::tile {
 /// through a cp.async ring in shared memory (falling back to registers
 /// where the ring does not apply), or through TMA into an mbarrier-guarded
 /// ring (sm_90 wgmma loops whose operands are `tile.tma_ok` arrays; else as
-/// async). TILE_GPU_PIPELINE=off|regs|async|tma; TILE_TMA=1 turns async
-/// into tma.
+/// async). TILE_GPU_PIPELINE=off|regs|async|tma; the frontend defaults to
+/// tma, and TILE_TMA=0 to async.
 enum class MmaPipelining { Off, Registers, AsyncCopy, Tma };
 
 inline std::optional<MmaPipelining> parseMmaPipelining(llvm::StringRef name) {

@@ -26,7 +26,7 @@ def test_switches_are_read_into_the_options(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     opts = backend.compile_options(4, 3, num_stages=3)
     assert (opts["mma_pipeline"], opts["warpgroup_mma"], opts["nvptx_register_scheduling"],
-            opts["num_stages"]) == ("async", True, True, 3)
+            opts["num_stages"]) == ("tma", True, True, 3)
     monkeypatch.setenv("TILE_GPU_PIPELINE", "regs")
     monkeypatch.setenv("TILE_WGMMA", "0")
     monkeypatch.setenv("TILE_NVPTX_SCHED", "source")
@@ -35,10 +35,10 @@ def test_switches_are_read_into_the_options(monkeypatch):
             opts["num_stages"]) == ("regs", False, False, 0)
 
 
-def test_tile_tma_turns_async_into_tma(monkeypatch):
+def test_tma_is_the_default_and_tile_tma_0_turns_it_off(monkeypatch):
     for name in ("TILE_GPU_PIPELINE", "TILE_TMA"):
         monkeypatch.delenv(name, raising=False)
-    assert backend.compile_options(0, 3)["mma_pipeline"] == "async"
+    assert backend.compile_options(0, 3)["mma_pipeline"] == "tma"
     monkeypatch.setenv("TILE_TMA", "1")
     assert backend.compile_options(0, 3)["mma_pipeline"] == "tma"
     monkeypatch.setenv("TILE_TMA", "0")

@@ -1,5 +1,5 @@
-"""TMA loads of mma operands on sm_90 (issue 17), behind TILE_TMA=1 (or
-TILE_GPU_PIPELINE=tma): the bench matmul's A and B stream through TMA into
+"""TMA loads of mma operands on sm_90 (issue 17), the default (TILE_TMA=0 or
+TILE_GPU_PIPELINE=async turns it off): the bench matmul's A and B stream through TMA into
 128-byte-swizzled rings guarded by mbarriers; the launch encodes one tensor
 map per operand (cuTensorMapEncodeTiled) and passes it as a 128-byte
 __grid_constant__ parameter after the others.
@@ -80,8 +80,9 @@ def test_tma_ptx_of_the_bench_matmul(tmp_path):
     assert "mbarrier.arrive.expect_tx" in tma
     assert tma.count(".param .align 64 .b8 matmul_param_") == 2
     assert "cp.async.cg" not in tma  # no cp.async left for the operands
-    # Without the switch, the cp.async ring as before.
-    plain = _ptx(tmp_path, sig)
+    # TMA is the default; with TILE_TMA=0, the cp.async ring as before.
+    assert _ptx(tmp_path, sig) == tma
+    plain = _ptx(tmp_path, sig, TILE_TMA="0")
     assert "cp.async.bulk.tensor" not in plain and "mbarrier" not in plain
     assert "cp.async.cg.shared.global" in plain
 
@@ -243,7 +244,9 @@ def test_tma_persistent_matmul(dev, monkeypatch):
         pytest.skip("TMA wgmma rings are sm_90 only")
     monkeypatch.setenv("TILE_TMA", "1")
     K_ = _bench_kernels()
-    M, N, K = 1000, 1100, 520
+    # Ragged against the 128x256x64 tiles, every row a multiple of 16 bytes
+    # (N = 1100 would leave B's rows 2200 bytes: the cp.async fallback).
+    M, N, K = 1000, 1112, 520
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
