@@ -215,16 +215,18 @@ def run_norms(shapes):
         del X, Y
 
 
-def run_matmul(sizes):
+def run_matmul(shapes):
+    """f16 and bf16 C = A @ B for each (M, N, K) (an int S is S^3)."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for dt in (torch.float16, torch.bfloat16):
-        for S in sizes:
-            A = torch.randn(S, S, device="cuda", dtype=dt)
-            Bm = torch.randn(S, S, device="cuda", dtype=dt)
-            C = torch.empty(S, S, device="cuda", dtype=dt)
+        for shape in shapes:
+            M, N, Kd = (shape,) * 3 if isinstance(shape, int) else shape
+            A = torch.randn(M, Kd, device="cuda", dtype=dt)
+            Bm = torch.randn(Kd, N, device="cuda", dtype=dt)
+            C = torch.empty(M, N, device="cuda", dtype=dt)
             ref = A.float() @ Bm.float()
-            p = f"matmul_{str(dt)[6:]}_{S}"
-            fl = 2 * S ** 3
+            p = f"matmul_{str(dt)[6:]}_" + (f"{M}" if M == N == Kd else f"{M}x{N}x{Kd}")
+            fl = 2 * M * N * Kd
 
             def relerr():
                 e = ((C.float() - ref).norm() / ref.norm()).item()
@@ -232,20 +234,19 @@ def run_matmul(sizes):
                     raise AssertionError(f"relative error {e:.3g}")
 
             poison = lambda: C.fill_(float("nan"))  # noqa: E731
-            cfg = K.matmul_config(S, S)
-            grid = min(sms, tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]))
+            cfg = K.matmul_config(M, N)
+            tiles = tile.cdiv(M, cfg["BM"]) * tile.cdiv(N, cfg["BN"])
             contest(p, [
                 ("torch", lambda: torch.matmul(A, Bm), lambda: None),
-                ("triton", lambda: T.mm_k[lambda m: (triton.cdiv(S, m["BM"]) * triton.cdiv(S, m["BN"]),)](
-                    A, Bm, C, S, S, S, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0),
+                ("triton", lambda: T.mm_k[lambda m: (triton.cdiv(M, m["BM"]) * triton.cdiv(N, m["BN"]),)](
+                    A, Bm, C, M, N, Kd, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0),
                     C.stride(1)), relerr, None, poison),
                 # autotune (first call tunes) against the hand-picked config.
-                ("tile", lambda: K.matmul_tuned[K.matmul_grid(S, S, sms)](A, Bm, C), relerr,
+                ("tile", lambda: K.matmul_tuned[K.matmul_grid(M, N, sms)](A, Bm, C), relerr,
                  K.matmul_tuned, poison),
-                ("tile-fixed", lambda: K.matmul[(tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)](
-                    A, Bm, C, **cfg), relerr, None, poison),
+                ("tile-fixed", lambda: K.matmul[(tiles,)](A, Bm, C, **cfg), relerr, None, poison),
                 # The same tiles from one block per SM looping over them (a while loop).
-                ("tile-persistent", lambda: K.matmul_persistent[(grid,)](A, Bm, C, **cfg),
+                ("tile-persistent", lambda: K.matmul_persistent[(min(sms, tiles),)](A, Bm, C, **cfg),
                  relerr, None, poison),
             ], flops=fl)
             note_binaries(p, {"tile": lambda: K.matmul_tuned.compile(A, Bm, C),
@@ -476,7 +477,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
-    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,attention,launch,compile")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,attention,launch,compile")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -496,6 +497,8 @@ def main():
         run_vadd()
     if want("norms"):
         run_norms(norm_shapes)
+    if want("matmul-shapes"):  # issue 17's non-square rows
+        run_matmul([(12288, 4096, 2560), (8192, 8192, 1024), (4096, 4096, 16384)])
     if want("matmul"):
         run_matmul(mm_sizes)
         run_matmul_fp8()
