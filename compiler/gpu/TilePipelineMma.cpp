@@ -102,12 +102,11 @@ Value cloneAt(OpBuilder &b, scf::ForOp forOp, ArrayRef<Operation *> slice,
   return b.clone(*load, map)->getResult(0);
 }
 
-/// The 16-byte cp.async a load lowers to, if its accesses are that wide.
-bool copiesIn16Bytes(LoadOp load) {
+bool isPlainBlockLoad(LoadOp load) {
   auto arrayType = cast<ArrayType>(load.getArray().getType());
   auto type = cast<RankedTensorType>(load.getType());
   unsigned rank = arrayType.getRank();
-  if (load.getOrder() || rank < 2 || arrayType.getStrides()[rank - 1] != 1 ||
+  if (load.getOrder() || rank < 2 || !arrayType.hasUnitInnerStride() ||
       getMemoryOrder(load) != MemoryOrder::weak)
     return false;
   // A 2-d block, possibly behind unit dimensions: (1, N, D).
@@ -117,6 +116,16 @@ bool copiesIn16Bytes(LoadOp load) {
   if (auto pad = load.getPaddingAttr())
     if (auto f = dyn_cast<FloatAttr>(pad); !f || !f.getValue().isZero())
       return false;
+  return true;
+}
+
+/// The 16-byte cp.async a load lowers to, if its accesses are that wide.
+bool copiesIn16Bytes(LoadOp load) {
+  if (!isPlainBlockLoad(load))
+    return false;
+  auto arrayType = cast<ArrayType>(load.getArray().getType());
+  auto type = cast<RankedTensorType>(load.getType());
+  unsigned rank = arrayType.getRank();
   FailureOr<LinearLayout> layout = toLinearLayout(type);
   if (failed(layout))
     return false;

@@ -19,8 +19,12 @@ namespace mlir::tile::pipeline {
 /// depends on; false when one cannot be re-evaluated for another iteration.
 bool collectIndexSlice(Value v, scf::ForOp forOp,
                        llvm::SetVector<Operation *> &slice);
-/// Whether `load` lowers to 16-byte copies (a 2-d block, unit inner
-/// stride, zero padding, 16-byte aligned and vectorizable).
+/// Whether `load` reads a plain block: a 2-d block (possibly behind unit
+/// dimensions) of a unit-inner-stride array, zero-padded, unordered, weak.
+/// What both the cp.async and the TMA rings can copy.
+bool isPlainBlockLoad(LoadOp load);
+/// Whether `load` lowers to 16-byte copies (a plain block, 16-byte aligned
+/// and vectorizable).
 bool copiesIn16Bytes(LoadOp load);
 /// Slots of a matmul's wgmma ring of `slotBytes` slots (3-4).
 int64_t warpgroupRingStages(int64_t slotBytes);

@@ -52,25 +52,10 @@ struct TmaOperand {
   Value map, ring;
 };
 
-/// Whether TMA copies what `load` reads: a 2-d block (possibly behind unit
-/// dimensions) of a unit-inner-stride array, zero-padded, unordered. Unlike
+/// Whether TMA copies what `load` reads: any plain block load. Unlike
 /// cp.async's 16-byte copies it needs no divisibility of the extents: TMA
 /// bounds every element.
-bool tmaLoadable(LoadOp load) {
-  auto arrayType = cast<ArrayType>(load.getArray().getType());
-  auto type = cast<RankedTensorType>(load.getType());
-  unsigned rank = arrayType.getRank();
-  if (load.getOrder() || rank < 2 || !arrayType.hasUnitInnerStride() ||
-      getMemoryOrder(load) != MemoryOrder::weak)
-    return false;
-  for (unsigned d = 0; d + 2 < rank; ++d)
-    if (type.getDimSize(d) != 1)
-      return false;
-  if (auto pad = load.getPaddingAttr())
-    if (auto f = dyn_cast<FloatAttr>(pad); !f || !f.getValue().isZero())
-      return false;
-  return true;
-}
+bool tmaLoadable(LoadOp load) { return pipeline::isPlainBlockLoad(load); }
 
 /// The kernel argument `load` reads, when TMA may read it: an array
 /// argument of the tile.kernel marked tile.tma_ok (its launches proved TMA
