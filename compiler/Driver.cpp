@@ -307,7 +307,9 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";pipeline=" + stringifyMmaPipelining(opts.mmaPipelining).str() +
          ";stages=" + std::to_string(opts.numStages) +
          ";sched=" + (opts.nvptxRegisterScheduling ? "regpressure" : "source") +
-         ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0");
+         ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
+         (opts.warpSpecialize ? ";ws=1" : "") +
+         (opts.stageStores ? "" : ";stage_stores=0");
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,

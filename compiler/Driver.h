@@ -38,6 +38,10 @@ struct CompileOptions {
   MmaPipelining mmaPipelining = MmaPipelining::AsyncCopy; // TILE_GPU_PIPELINE
   int numStages = 0;         // cp.async ring slots of mma loops; 0: chosen
   bool warpgroupMma = true;  // wgmma where the target has it; TILE_WGMMA=0
+  bool warpSpecialize = false; // a producer warpgroup for TMA rings;
+                               // TILE_WARP_SPECIALIZE=1
+  bool stageStores = true;     // mma results stored in 16-byte runs through
+                               // shared memory; TILE_STAGE_STORES=0: false
   bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false
 
   // Debugging (tilec), as mlir-opt's flags of the same names; to stderr.

@@ -168,6 +168,42 @@ def TilePipelineMma : Pass<"tile-pipeline-mma", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileStageStores : Pass<"tile-stage-stores", "::mlir::ModuleOp"> {
+  let summary = "Store mma results in 16-byte runs through a shared buffer";
+  let description = [{
+    A `tile.store` at a kernel's top level of a 2-d tile in an mma
+    accumulator layout (two neighbouring elements per thread and row) gets
+    its value in the blocked layout of loads (16-byte runs per thread)
+    through `tilegpu.stage_layout` and a padded-row buffer of its own
+    (`tilegpu.alloc_shared`), when the buffer fits in the bytes of the
+    kernel's shared buffers that are dead at the store (the rings of the
+    mma loops before it): the kernel's shared memory does not grow.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
+}
+
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "Give a kernel's TMA ring a producer warpgroup of its own";
+  let description = [{
+    In a kernel with one TMA ring loop of tile-pipeline-mma (`tma`) at its
+    top level, the copies move to one more warpgroup, the producer, and the
+    kernel's own warps become the consumers: an `scf.if` on the thread
+    number marked `tilegpu.warp_specialized` runs, in its then-region, the
+    producer's loop (wait until a slot's "empty" mbarrier says every
+    consumer released it, then that iteration's `mbarrier_arrive_expect_tx`
+    and `tma_load`s) and, in its else-region, the mma loop (its block
+    barrier gone, the previous iteration's slot released after each mma)
+    and the rest of the kernel. Each side moves registers with setmaxnreg
+    (`nvvm.setmaxregister`): the producer keeps 40, the consumers get 232.
+    Other kernels are left as they are.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
   let summary = "Give every shared-memory buffer of a kernel its offset";
   let description = [{

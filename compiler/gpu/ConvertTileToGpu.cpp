@@ -65,7 +65,8 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   auto gpuFunc = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
                                         b.getFunctionType(argTypes, {}));
   gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({numWarps * 32, 1, 1}));
+  gpuFunc.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(blockWarps(func, numWarps)) * 32, 1, 1}));
   // Two blocks per SM (registers capped at 64K / 2 / threads) hide one
   // block's shared-memory staging and barriers behind the other's mma; worth
   // it for a single mma loop whose accumulator and (double-buffered)
@@ -218,6 +219,7 @@ struct ConvertTileToGpuPass
     if (state.sharedMem || reserved)
       state.sharedMem += reserved;
 
+    narrowRegionBarriers(gpuModule);
     // The array and tensor-map casts are dead once every use is lowered.
     gpuModule.walk([](UnrealizedConversionCastOp cast) {
       if (cast->use_empty() && cast->getNumResults() == 1 &&

@@ -5,6 +5,7 @@
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/LinearLayout.h"
 #include "compiler/gpu/TilePtxToLLVM.h"
+#include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -47,6 +48,7 @@ void mlir::tile::buildTileToGpuPipeline(
   pm.addPass(createTileMapThreads(mapOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createTilePipelineMma(pipelining));
+  pm.addPass(createTileStageStores());
   pm.addPass(createTileAllocateShared());
   pm.addPass(createConvertTileToGpu());
   pm.addPass(createCanonicalizerPass());
@@ -182,9 +184,17 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   pipelining.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
   pipelining.numStages = opts.numStages;
   pipePm.addPass(createTilePipelineMma(pipelining));
+  if (opts.warpSpecialize)
+    pipePm.addPass(createTileWarpSpecialize());
+  if (opts.stageStores)
+    pipePm.addPass(createTileStageStores());
   pipePm.addPass(createTileAllocateShared());
   if (failed(runStage(module, pipePm, "pipelined", opts, bin.stages, failure)))
     return mlir::failure();
+  // A warp-specialized kernel launches its producer warps too.
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("tile.kernel"))
+      bin.numWarps = blockWarps(func, bin.numWarps);
   bin.tensorMaps = getTensorMapArgs(module);
 
   PassManager gpuPm(ctx);

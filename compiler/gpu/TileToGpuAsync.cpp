@@ -7,7 +7,8 @@
 // and waits cp.async.commit_group / wait_group, tilegpu.mma wgmma (both
 // operands shared: TileToGpuWgmma.cpp) or ldmatrix + mma.sync
 // (TileToGpuMma.cpp), and tilegpu.wait_mma a wgmma.wait_group that passes
-// the accumulators through.
+// the accumulators through; tilegpu.stage_layout writes a tile into a
+// buffer in one layout and reads it back in another.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
@@ -50,6 +51,41 @@ struct SlotPattern : OpConversionPattern<tilegpu::SlotOp> {
     rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
         op, adaptor.getRing().getType(), rewriter.getI8Type(),
         adaptor.getRing(), ValueRange{bytes});
+    return success();
+  }
+};
+
+/// Through the buffer's padded rows: writes in the value's layout, reads in
+/// the result's, between block barriers.
+struct StageLayoutPattern : OpConversionPattern<tilegpu::StageLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::StageLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto fromType = cast<RankedTensorType>(op.getValue().getType());
+    auto toType = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> from = toLinearLayout(fromType);
+    FailureOr<LinearLayout> to = toLinearLayout(toType);
+    if (failed(from) || failed(to))
+      return op.emitOpError("value has no layout; run tile-map-threads");
+    tilegpu::SharedBufferType buffer = op.getBuffer().getType();
+    int64_t rowStride =
+        buffer.getRowStride() ? buffer.getRowStride() : buffer.getCols();
+    SmallVector<int64_t> strides{rowStride, 1};
+    Type elemType = fromType.getElementType();
+    Value base = adaptor.getBuffer();
+    barrier(rewriter, loc);
+    storeShared(rewriter, loc, base,
+                unpackVector(rewriter, loc, adaptor.getValue()), elemType,
+                *from, strides);
+    barrier(rewriter, loc);
+    SmallVector<Value> elems =
+        loadShared(rewriter, loc, base, elemType, *to, strides);
+    barrier(rewriter, loc);
+    rewriter.replaceOp(op, packVector(rewriter, loc,
+                                      getTypeConverter()->convertType(toType),
+                                      elems));
     return success();
   }
 };
@@ -207,7 +243,7 @@ void mlir::tile::populateTileGpuToNvvmPatterns(TypeConverter &converter,
   patterns.add<AllocPattern<tilegpu::AllocSharedOp>,
                AllocPattern<tilegpu::AllocMBarriersOp>, SlotPattern,
                AsyncCopyPattern, AsyncGroupPattern, AsyncWaitPattern,
-               WaitMmaPattern>(converter, ctx);
+               WaitMmaPattern, StageLayoutPattern>(converter, ctx);
   patterns.add<SharedMmaPattern>(converter, ctx, state);
   populateTileGpuTmaPatterns(converter, patterns);
 }

@@ -170,6 +170,51 @@ void mlir::tile::barrier(OpBuilder &b, Location loc) {
   gpu::BarrierOp::create(b, loc);
 }
 
+std::optional<WarpRole> mlir::tile::warpRoleOf(Region *region) {
+  for (; region; region = region->getParentRegion()) {
+    Operation *parent = region->getParentOp();
+    auto roles = parent->getAttrOfType<tilegpu::WarpSpecializedAttr>(
+        tilegpu::WarpSpecializedAttr::getAttrName());
+    if (roles && isa<scf::IfOp>(parent))
+      return WarpRole{roles, region->getRegionNumber() == 0};
+  }
+  return std::nullopt;
+}
+
+int64_t mlir::tile::blockWarps(Operation *func, int64_t numWarps) {
+  func->walk([&](scf::IfOp ifOp) {
+    if (auto roles = ifOp->getAttrOfType<tilegpu::WarpSpecializedAttr>(
+            tilegpu::WarpSpecializedAttr::getAttrName()))
+      numWarps = roles.getConsumers() + roles.getProducers();
+  });
+  return numWarps;
+}
+
+Value mlir::tile::isIssuingThread(OpBuilder &b, Location loc) {
+  int64_t first = 0;
+  if (Block *block = b.getInsertionBlock())
+    if (std::optional<WarpRole> role = warpRoleOf(block->getParent()))
+      first = role->firstThread();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                               threadIdX(b, loc), constI32(b, loc, first));
+}
+
+void mlir::tile::narrowRegionBarriers(Operation *root) {
+  SmallVector<gpu::BarrierOp> barriers;
+  root->walk([&](gpu::BarrierOp op) { barriers.push_back(op); });
+  for (gpu::BarrierOp op : barriers) {
+    std::optional<WarpRole> role = warpRoleOf(op->getParentRegion());
+    if (!role)
+      continue;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    NVVM::BarrierOp::create(b, loc, TypeRange{},
+                            constI32(b, loc, role->producer ? 2 : 1),
+                            constI32(b, loc, role->threads()), {}, Value());
+    op.erase();
+  }
+}
+
 SmallVector<int64_t> mlir::tile::rowMajorStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)

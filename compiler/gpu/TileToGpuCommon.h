@@ -89,6 +89,32 @@ Value sharedWindow(OpBuilder &b, Location loc);
 Value sharedBase(OpBuilder &b, Location loc);
 void barrier(OpBuilder &b, Location loc);
 
+/// Warp specialization (tile-warp-specialize): the roles of the
+/// warp-specialized region that is or holds `region`, and whether that is
+/// the producers' (the then-region).
+struct WarpRole {
+  tilegpu::WarpSpecializedAttr roles;
+  bool producer = false;
+  /// The region's first thread and its thread count.
+  int64_t firstThread() const {
+    return producer ? roles.getConsumers() * 32 : 0;
+  }
+  int64_t threads() const {
+    return 32 * (producer ? roles.getProducers() : roles.getConsumers());
+  }
+};
+std::optional<WarpRole> warpRoleOf(Region *region);
+/// The warps a block of `func` runs: `numWarps`, or the consumers and the
+/// producers of a warp-specialized kernel.
+int64_t blockWarps(Operation *func, int64_t numWarps);
+/// i1: this thread is the one that issues an op for the block (or for its
+/// warp-specialized region at the insertion point): thread 0 or the
+/// region's first.
+Value isIssuingThread(OpBuilder &b, Location loc);
+/// Block barriers inside the warp-specialized regions of `root` become
+/// named barriers of the region's threads (1: consumers, 2: producers).
+void narrowRegionBarriers(Operation *root);
+
 /// Writes the elements this thread holds (in `layout`) to shared memory at
 /// `base` + sum(coord[d] * strides[d]) elements, vectorized along contiguous
 /// registers. Replicas write the same value, which is harmless.

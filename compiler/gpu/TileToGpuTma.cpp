@@ -2,7 +2,8 @@
 //
 // Patterns of convert-tile-to-gpu for the mbarrier and TMA ops. Barrier
 // `index` of a !tilegpu.mbarriers is the 8-byte object index * 8 bytes into
-// its address. Who executes what (every thread of the block runs each op):
+// its address. Who executes what (every thread of the block runs each op;
+// in a warp-specialized region, "thread 0" is the region's first thread):
 // - mbarrier_init: thread 0 initializes, then fence.mbarrier_init and a
 //   block barrier, so every thread (and the TMA unit) sees it initialized;
 // - mbarrier_arrive_expect_tx, tma_load: thread 0 alone (one arrival, one
@@ -36,10 +37,10 @@ Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value index) {
                              barriers, ValueRange{index});
 }
 
-/// Runs `body` on thread 0 of the block only.
+/// Runs `body` on thread 0 of the block only (of its warp-specialized
+/// region: the producer's copies are issued by the producer).
 void onThreadZero(OpBuilder &b, Location loc, function_ref<void()> body) {
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      threadIdX(b, loc), constI32(b, loc, 0));
+  Value first = isIssuingThread(b, loc);
   auto ifOp = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());

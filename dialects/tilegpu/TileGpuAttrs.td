@@ -35,4 +35,37 @@ def TileGpu_TensorMapOfAttr : AttrDef<TileGpu_Dialect, "TensorMapOf"> {
   }];
 }
 
+def TileGpu_WarpSpecializedAttr : AttrDef<TileGpu_Dialect, "WarpSpecialized"> {
+  let mnemonic = "warp_specialized";
+  let summary = "the warp roles of a warp-specialized kernel";
+  let description = [{
+    The attribute `tilegpu.warp_specialized` of the `scf.if` that
+    tile-warp-specialize splits a kernel's warps with. The block has
+    `consumers + producers` warps; the then-region runs on the `producers`
+    warps after the first `consumers` (threads 32 * consumers and up), the
+    else-region on the first `consumers` warps, with the layouts
+    tile-map-threads gave the kernel. convert-tile-to-gpu lowers what one
+    thread issues (mbarrier and TMA ops) on the first thread of the region,
+    and a block barrier in a region synchronizes that region's threads (a
+    named barrier).
+
+    ```mlir
+    scf.if %is_producer {
+      ...
+    } else {
+      ...
+    } {tilegpu.warp_specialized = #tilegpu.warp_specialized<consumers = 8, producers = 4>}
+    ```
+  }];
+  let parameters = (ins "int64_t":$consumers, "int64_t":$producers);
+  let assemblyFormat =
+      "`<` `consumers` `=` $consumers `,` `producers` `=` $producers `>`";
+  let extraClassDeclaration = [{
+    /// The name of the attribute on the scf.if.
+    static constexpr ::llvm::StringLiteral getAttrName() {
+      return ::llvm::StringLiteral("tilegpu.warp_specialized");
+    }
+  }];
+}
+
 #endif // TILEGPU_ATTRS_TD

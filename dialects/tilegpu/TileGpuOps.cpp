@@ -133,6 +133,24 @@ RankedTensorType MmaOp::getBTileType() {
   return RankedTensorType::get(shape, buffer.getElementType());
 }
 
+LogicalResult StageLayoutOp::verify() {
+  auto from = cast<RankedTensorType>(getValue().getType());
+  auto to = cast<RankedTensorType>(getResult().getType());
+  SharedBufferType buffer = getBuffer().getType();
+  if (from.getShape() != to.getShape() ||
+      from.getElementType() != to.getElementType())
+    return emitOpError("changes only the layout: the result must have the "
+                       "value's shape and element type");
+  if (failed(verifyOneSlot(*this, buffer, "buffer")))
+    return failure();
+  if (buffer.getSwizzle() || from.getRank() != 2 ||
+      buffer.getShape() != from.getShape() ||
+      buffer.getElementType() != from.getElementType())
+    return emitOpError("needs a 2-d value and a row-major buffer of its "
+                       "shape and element type");
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   if (auto a = getASharedBuffer())
     if (failed(verifyOneSlot(*this, a.getType(), "A")))

@@ -218,6 +218,28 @@ def TileGpu_TmaStoreOp : TileGpu_Op<"tma_store",
   let hasVerifier = 1;
 }
 
+def TileGpu_StageLayoutOp : TileGpu_Op<"stage_layout",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a tile's layout changed through a shared buffer";
+  let description = [{
+    `result` holds the elements of `value` in the result type's layout:
+    every thread writes its elements of `value` into the one-slot buffer
+    `buffer` (row-major, its padded rows), and reads the result's back.
+    What `tile.convert_layout` does through convert-tile-to-gpu's scratch,
+    in a buffer of its own that tile-allocate-shared places (where a ring
+    that is dead by then was). Block barriers before the writes, between
+    them and the reads, and after the reads: the buffer's bytes may serve
+    anything else before and after.
+  }];
+  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $value `through` $buffer attr-dict `:` type($value) `,`
+    qualified(type($buffer)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor cores on shared operands
 //===----------------------------------------------------------------------===//

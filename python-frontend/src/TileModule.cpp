@@ -78,6 +78,10 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
   }
   if (options.contains("warpgroup_mma"))
     opts.warpgroupMma = options["warpgroup_mma"].cast<bool>();
+  if (options.contains("stage_stores"))
+    opts.stageStores = options["stage_stores"].cast<bool>();
+  if (options.contains("warp_specialize"))
+    opts.warpSpecialize = options["warp_specialize"].cast<bool>();
   if (options.contains("nvptx_register_scheduling"))
     opts.nvptxRegisterScheduling =
         options["nvptx_register_scheduling"].cast<bool>();

@@ -32,7 +32,11 @@
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-NOT: bar.sync
 // CHECK: cp.async.wait_group 0
-// CHECK: st.global.v2.b32
+// The epilogue goes through the dead ring's bytes (tile-stage-stores):
+// fragments in, 16-byte runs of rows out.
+// CHECK: st.shared.v2.b32
+// CHECK: ld.shared.v4.b32
+// CHECK: st.global.v4.b32
 // Four slots of A [128][40] and B [32][136] f16 above the (unused) scratch.
 // RING: tile.shared_mem = 75776
 // num-stages (tile's num_stages, an autotuning knob) sets the slots: two.

@@ -11,7 +11,9 @@ H200 (marker gpu): results against float64 on ragged shapes, K shorter than
 one tile, a transposed operand (the cp.async fallback), f16 and bf16, with
 the output poisoned first."""
 
+import importlib
 import importlib.util
+import re
 import json
 import os
 import subprocess
@@ -85,6 +87,37 @@ def test_tma_ptx_of_the_bench_matmul(tmp_path):
     plain = _ptx(tmp_path, sig, TILE_TMA="0")
     assert "cp.async.bulk.tensor" not in plain and "mbarrier" not in plain
     assert "cp.async.cg.shared.global" in plain
+
+
+@needs_sm90
+def test_matmul_result_leaves_in_16_byte_stores(tmp_path):
+    """tile-stage-stores: the 128x256 f16 result goes through the dead
+    ring's bytes (no more shared memory: the same 192 KB ring plus its
+    barriers) and out in 16 st.global.v4 per thread, where the fragments
+    gave 64 st.global.b32; TILE_STAGE_STORES=0 keeps the fragments' stores."""
+    sig = "f16[4096,4096], f16[4096,4096], f16[4096,4096]"
+    staged = _ptx(tmp_path, sig)
+    assert staged.count("st.global.v4.b32") == 16
+    assert "st.global.b32" not in staged
+    assert "ld.shared.v4.b32" in staged
+    direct = _ptx(tmp_path, sig, TILE_STAGE_STORES="0")
+    assert direct.count("st.global.b32") == 64 and "st.global.v4" not in direct
+
+
+@needs_sm90
+def test_warp_specialized_ptx(tmp_path):
+    """TILE_WARP_SPECIALIZE=1: 384 threads, the producer warpgroup's
+    setmaxnreg.dec and the consumers' setmaxnreg.inc, empty barriers the
+    consumers arrive on, the consumers' barriers named (1, 256 threads);
+    ptxas fits it in 168 registers without spills."""
+    ptx = _ptx(tmp_path, "f16[4096,4096], f16[4096,4096], f16[4096,4096]",
+               TILE_WARP_SPECIALIZE="1")
+    assert ".maxntid 384, 1, 1" in ptx
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+40;", ptx)
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)
+    assert "mbarrier.arrive.shared.b64" in ptx
+    assert re.search(r"bar\.sync\s+1, 256;", ptx)
+    assert "cp.async.bulk.tensor" in ptx
 
 
 @needs_sm90
@@ -207,11 +240,14 @@ CASES = [  # M, N, K
 @pytest.mark.parametrize("M,N,K", CASES)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("transposed", [False, True])
-def test_tma_matmul_matches_float64(dev, monkeypatch, M, N, K, dtype, transposed):
+@pytest.mark.parametrize("specialized", [False, True])
+def test_tma_matmul_matches_float64(dev, monkeypatch, M, N, K, dtype, transposed, specialized):
     torch = dev.torch
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("TMA wgmma rings are sm_90 only")
     monkeypatch.setenv("TILE_TMA", "1")
+    # A producer warpgroup issuing the copies (tile-warp-specialize).
+    monkeypatch.setenv("TILE_WARP_SPECIALIZE", "1" if specialized else "0")
     K_ = _bench_kernels()
     tdt = getattr(torch, dtype)
     gen = torch.Generator().manual_seed(M * N + K)

@@ -1,0 +1,118 @@
+//===- TileStageStores.cpp - mma results stored in 16-byte rows -----------===//
+//
+// The tile-stage-stores pass. An mma accumulator's layout gives a thread two
+// neighbouring elements per row (4 bytes of f16): stored as it is, one warp
+// instruction writes 8 rows x 16 bytes, 8 cache lines for 128 bytes, and the
+// 128x256 epilogue of a matmul measured about 3.5 us longer per tile than a
+// 16-byte-per-thread store on the H200 (issue 17). A `tile.store` of such a
+// tile, at the kernel's top level after its mma loops, gets its value in
+// the loads' blocked layout first (16-byte runs, a warp's 32 runs along one
+// row) through a shared buffer of padded rows:
+//
+//   %stage = tilegpu.alloc_shared : !tilegpu.shared<128x256xf16, row_stride =
+//   264> %v = tilegpu.stage_layout %acc through %stage : ... #mma ... -> ...
+//   #blocked ... tile.store %c[...], %v
+//
+// The buffer is the kernel's own (tile-allocate-shared places it), and only
+// taken where it fits in the bytes of buffers dead by then (the rings of
+// the loops before): a kernel's shared memory never grows for it. The 8
+// elements of padding per row put the 8 rows one fragment store writes in
+// distinct banks.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
+#include "compiler/gpu/LinearLayout.h"
+#include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILESTAGESTORES
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Padding per row of the staging buffer, in elements.
+constexpr int64_t kRowPadding = 8;
+
+/// Bytes of the kernel's shared buffers that are dead at `at` (a top-level
+/// op): every use of theirs is in an earlier top-level op.
+int64_t deadBytesAt(func::FuncOp func, Operation *at) {
+  Block *body = &func.getBody().front();
+  int64_t dead = 0;
+  for (auto alloc : body->getOps<tilegpu::AllocSharedOp>()) {
+    bool before = true;
+    SmallVector<Value> values{alloc.getResult()};
+    while (!values.empty() && before) {
+      Value v = values.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        Operation *top = body->findAncestorOpInBlock(*user);
+        if (!top || !top->isBeforeInBlock(at))
+          before = false;
+        if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
+          values.push_back(slot.getResult());
+      }
+    }
+    if (before && alloc->isBeforeInBlock(at))
+      dead += alloc.getType().getTotalBytes();
+  }
+  return dead;
+}
+
+void stageStores(func::FuncOp func, int numWarps) {
+  Block *body = &func.getBody().front();
+  SmallVector<StoreOp> stores(body->getOps<StoreOp>());
+  for (StoreOp store : stores) {
+    auto type = cast<RankedTensorType>(store.getValue().getType());
+    auto arrayType = cast<ArrayType>(store.getArray().getType());
+    if (type.getRank() != 2 || !isa<MmaLayoutAttr>(type.getEncoding()) ||
+        arrayType.getStrides().back() != 1)
+      continue;
+    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    MLIRContext *ctx = func.getContext();
+    Attribute blocked =
+        getDefaultBlockedLayout(ctx, type.getShape(), 1, bits, numWarps);
+    auto stagedType =
+        RankedTensorType::get(type.getShape(), type.getElementType(), blocked);
+    FailureOr<LinearLayout> from = toLinearLayout(type);
+    FailureOr<LinearLayout> to = toLinearLayout(stagedType);
+    // Worth it only when the blocked runs are longer.
+    if (failed(from) || failed(to) ||
+        getContiguity(*to, 1) <= getContiguity(*from, 1))
+      continue;
+    auto bufferType = tilegpu::SharedBufferType::get(
+        ctx, type.getShape(), type.getElementType(), /*slots=*/1,
+        /*swizzle=*/0, type.getDimSize(1) + kRowPadding);
+    if (bufferType.getTotalBytes() > deadBytesAt(func, store))
+      continue;
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    Value buffer =
+        tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+    Value staged = tilegpu::StageLayoutOp::create(b, loc, stagedType,
+                                                  store.getValue(), buffer);
+    store.getValueMutable().assign(staged);
+  }
+}
+
+struct TileStageStoresPass
+    : tile::impl::TileStageStoresBase<TileStageStoresPass> {
+  using TileStageStoresBase::TileStageStoresBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto warps = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+    if (!warps)
+      return;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func->hasAttr("tile.kernel"))
+        stageStores(func, warps.getInt());
+  }
+};
+
+} // namespace

@@ -1,0 +1,310 @@
+//===- TileWarpSpecialize.cpp - a producer warpgroup for TMA rings --------===//
+//
+// The tile-warp-specialize pass. A kernel whose mma loop tile-pipeline-mma
+// gave a TMA ring (one "full" mbarrier per slot waited on at the top of the
+// body, the block barrier after it, the refill `scf.if` of
+// `mbarrier_arrive_expect_tx` and `tma_load`s, an in-flight wgmma) gets one
+// more warpgroup, the producer, and the loop is split between the roles:
+//
+//   scf.if %tid >= 32 * consumers {tilegpu.warp_specialized = ...} {
+//     setmaxnreg.dec 40
+//     for j in [0, trips):                      // the producer
+//       if j >= S: wait empty[j % S], parity (j / S + 1) % 2
+//       expect_tx full[j % S]; tma_load A, B    // the refill, at iteration j
+//   } else {
+//     setmaxnreg.inc 232
+//     for i: wait full[i % S]; wgmma (in flight) // the consumers
+//            if i >= 1: arrive empty[(i - 1) % S]
+//     ... the rest of the kernel
+//   }
+//
+// The consumers keep the warps, layouts and thread numbers tile-map-threads
+// gave the kernel (threads 0 .. 32 * consumers - 1); the producer's threads
+// come after them. The empty barriers replace the block barrier of every
+// iteration: a consumer releases the slot of iteration i - 1 once the mma
+// of iteration i has waited for that wgmma (wait_group 1), and the
+// producer refills a slot as soon as every consumer released it, so the
+// ring runs S iterations ahead instead of S - 2, and no consumer waits for
+// another. Registers move from the producer, which needs a few for
+// coordinates, to the consumers' accumulators.
+//
+// Kernels it leaves alone: none or several TMA rings, or a ring loop inside
+// another loop (the persistent schedule).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Passes.h"
+#include "compiler/gpu/TileToGpuCommon.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_TILEWARPSPECIALIZE
+#include "compiler/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// Registers per thread after setmaxnreg: the producer's few, and what the
+/// consumers may take of the 64K (2 x 128 x 232 + 128 x 40 = 64512).
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kConsumerRegisters = 232;
+/// One warpgroup issues the copies (setmaxnreg works per warpgroup).
+constexpr int64_t kProducerWarps = 4;
+
+/// The pieces of a TMA ring loop the split needs.
+struct TmaRing {
+  scf::ForOp loop;
+  tilegpu::AllocMBarriersOp full; // one per slot, the copies land on them
+  tilegpu::MBarrierWaitOp wait;   // the top of the body
+  gpu::BarrierOp blockBarrier;    // right after it
+  scf::IfOp refill;               // copies iteration `ahead` into `slot`
+  Value ahead, slot, trips;
+  tilegpu::MmaOp mma;
+  SmallVector<scf::IfOp> prologue; // iterations 0.. before the loop
+};
+
+/// Whether `ifOp`'s then-block arrives on `full` expecting bytes: the
+/// copies of one iteration.
+tilegpu::MBarrierExpectTxOp refillExpect(scf::IfOp ifOp, Value full) {
+  for (auto expect : ifOp.thenBlock()->getOps<tilegpu::MBarrierExpectTxOp>())
+    if (expect.getBarriers() == full)
+      return expect;
+  return {};
+}
+
+/// The TMA ring of `forOp`, if it is one.
+std::optional<TmaRing> matchRing(scf::ForOp forOp) {
+  TmaRing ring;
+  ring.loop = forOp;
+  Block *body = forOp.getBody();
+  for (Operation &op : *body) {
+    if (auto wait = dyn_cast<tilegpu::MBarrierWaitOp>(op)) {
+      if (ring.wait)
+        return std::nullopt;
+      ring.wait = wait;
+    } else if (auto mma = dyn_cast<tilegpu::MmaOp>(op)) {
+      if (ring.mma || !mma.getInFlight())
+        return std::nullopt;
+      ring.mma = mma;
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op);
+               ifOp && ring.wait &&
+               refillExpect(ifOp, ring.wait.getBarriers())) {
+      if (ring.refill)
+        return std::nullopt;
+      ring.refill = ifOp;
+    } else if (isa<gpu::BarrierOp>(op)) {
+      if (ring.blockBarrier || !ring.wait ||
+          op.getPrevNode() != ring.wait.getOperation())
+        return std::nullopt;
+      ring.blockBarrier = cast<gpu::BarrierOp>(op);
+    }
+  }
+  if (!ring.wait || !ring.mma || !ring.refill || !ring.blockBarrier ||
+      ring.refill.getNumResults() || ring.refill.elseBlock())
+    return std::nullopt;
+  ring.full =
+      ring.wait.getBarriers().getDefiningOp<tilegpu::AllocMBarriersOp>();
+  if (!ring.full || ring.full->getBlock() != forOp->getBlock())
+    return std::nullopt;
+  // The refill runs when `ahead` < `trips`, into barrier and slot `slot`.
+  auto live = ring.refill.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!live || live.getPredicate() != arith::CmpIPredicate::slt)
+    return std::nullopt;
+  ring.ahead = live.getLhs();
+  ring.trips = live.getRhs();
+  if (forOp->isAncestor(ring.trips.getParentRegion()->getParentOp()))
+    return std::nullopt;
+  ring.slot = refillExpect(ring.refill, ring.full).getIndex();
+  // The refill's body must be re-evaluable at another iteration: besides
+  // its own values, only `ahead`, `slot` and values from before the loop.
+  WalkResult uses = ring.refill.getThenRegion().walk([&](Operation *op) {
+    for (Value v : op->getOperands()) {
+      if (v == ring.ahead || v == ring.slot ||
+          ring.refill->isAncestor(v.getParentRegion()->getParentOp()) ||
+          !forOp->isAncestor(v.getParentRegion()->getParentOp()))
+        continue;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (uses.wasInterrupted())
+    return std::nullopt;
+  // The prologue: the refills of the first iterations, before the loop.
+  for (Operation *op = forOp->getPrevNode(); op; op = op->getPrevNode())
+    if (auto ifOp = dyn_cast<scf::IfOp>(op);
+        ifOp && refillExpect(ifOp, ring.full.getResult()))
+      ring.prologue.push_back(ifOp);
+  return ring;
+}
+
+/// `a op b` for i32 values, one line each at the call sites.
+Value remI32(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return arith::RemSIOp::create(b, loc, a, constI32(b, loc, c));
+}
+Value divI32(OpBuilder &b, Location loc, Value a, int64_t c) {
+  return arith::DivSIOp::create(b, loc, a, constI32(b, loc, c));
+}
+
+/// The producer: for every iteration j, wait until the consumers released
+/// slot j % S (from j = S on), then the refill at j.
+void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
+                   int64_t slots) {
+  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  auto loop = scf::ForOp::create(b, loc, constI32(b, loc, 0), ring.trips,
+                                 constI32(b, loc, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  Value slot = remI32(b, loc, j, slots);
+  Value reused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
+                                       constI32(b, loc, slots));
+  auto ifReused = scf::IfOp::create(b, loc, reused, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifReused.thenBlock()->getTerminator());
+    // Release r of slot s completes phase r: iteration j needs release
+    // j / S - 1 (of iteration j - S).
+    Value parity =
+        remI32(b, loc,
+               arith::AddIOp::create(b, loc, divI32(b, loc, j, slots),
+                                     constI32(b, loc, 1)),
+               2);
+    tilegpu::MBarrierWaitOp::create(b, loc, empty, slot, parity);
+  }
+  IRMapping map;
+  map.map(ring.ahead, j);
+  map.map(ring.slot, slot);
+  for (Operation &op : ring.refill.thenBlock()->without_terminator())
+    b.clone(op, map);
+}
+
+/// The consumers' loop: no block barrier and no refill; the slot of the
+/// previous iteration released once this iteration's mma waited for it.
+void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots) {
+  scf::ForOp loop = ring.loop;
+  Location loc = loop.getLoc();
+  ring.blockBarrier.erase();
+  ring.refill.erase();
+  b.setInsertionPointAfter(ring.mma);
+  Value it = arith::DivSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                            loop.getLowerBound()),
+      loop.getStep());
+  Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, it,
+                                      constI32(b, loc, 1));
+  auto ifLater = scf::IfOp::create(b, loc, later, /*withElseRegion=*/false);
+  b.setInsertionPoint(ifLater.thenBlock()->getTerminator());
+  Value previous = arith::SubIOp::create(b, loc, it, constI32(b, loc, 1));
+  tilegpu::MBarrierArriveOp::create(b, loc, empty,
+                                    remI32(b, loc, previous, slots));
+}
+
+LogicalResult specialize(func::FuncOp func, int64_t consumerWarps) {
+  SmallVector<TmaRing> rings;
+  bool nestedRing = false;
+  func.walk([&](scf::ForOp forOp) {
+    bool topLevel = forOp->getParentOp() == func.getOperation();
+    if (std::optional<TmaRing> ring = matchRing(forOp)) {
+      if (topLevel)
+        rings.push_back(*ring);
+      else
+        nestedRing = true;
+    }
+  });
+  if (rings.size() != 1 || nestedRing)
+    return success();
+  TmaRing &ring = rings.front();
+  MLIRContext *ctx = func.getContext();
+  Location loc = ring.loop.getLoc();
+  int64_t slots = cast<tilegpu::MBarriersType>(ring.full.getType()).getCount();
+  int64_t consumerThreads = consumerWarps * 32;
+
+  // The empty barriers, initialized with the full ones (before the split:
+  // the init's block barrier is every thread's).
+  Operation *lastInit = ring.full;
+  for (Operation *user : ring.full->getUsers())
+    if (isa<tilegpu::MBarrierInitOp>(user) &&
+        user->getBlock() == ring.full->getBlock() &&
+        lastInit->isBeforeInBlock(user))
+      lastInit = user;
+  OpBuilder b(ctx);
+  b.setInsertionPointAfter(lastInit);
+  Value empty = tilegpu::AllocMBarriersOp::create(b, loc, ring.full.getType(),
+                                                  IntegerAttr());
+  for (int64_t s = 0; s < slots; ++s)
+    tilegpu::MBarrierInitOp::create(b, loc, empty, constI32(b, loc, s),
+                                    constI32(b, loc, consumerThreads));
+  for (scf::IfOp ifOp : ring.prologue)
+    ifOp.erase();
+
+  // The split, where the loop was; the loop and the rest of the kernel
+  // become the consumers'.
+  b.setInsertionPoint(ring.loop);
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  Value isProducer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
+                            constI32(b, loc, consumerThreads));
+  auto split = scf::IfOp::create(b, loc, isProducer, /*withElseRegion=*/true);
+  split->setAttr(
+      tilegpu::WarpSpecializedAttr::getAttrName(),
+      tilegpu::WarpSpecializedAttr::get(ctx, consumerWarps, kProducerWarps));
+  b.setInsertionPoint(split.thenBlock()->getTerminator());
+  buildProducer(b, loc, ring, empty, slots);
+
+  Block *consumer = split.elseBlock();
+  b.setInsertionPoint(consumer->getTerminator());
+  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  Block *entry = split->getBlock();
+  Operation *returnOp = entry->getTerminator();
+  consumer->getOperations().splice(
+      consumer->getTerminator()->getIterator(), entry->getOperations(),
+      ring.loop->getIterator(), returnOp->getIterator());
+  trimConsumerLoop(b, ring, empty, slots);
+
+  // The empty barriers go where the full ones are invalidated.
+  Operation *lastInval = nullptr;
+  for (auto inval : consumer->getOps<tilegpu::MBarrierInvalOp>())
+    if (inval.getBarriers() == ring.full.getResult())
+      lastInval = inval;
+  if (lastInval) {
+    b.setInsertionPointAfter(lastInval);
+    for (int64_t s = 0; s < slots; ++s)
+      tilegpu::MBarrierInvalOp::create(b, loc, empty, constI32(b, loc, s));
+  }
+  return success();
+}
+
+struct TileWarpSpecializePass
+    : tile::impl::TileWarpSpecializeBase<TileWarpSpecializePass> {
+  using TileWarpSpecializeBase::TileWarpSpecializeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto warps = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr);
+    if (!warps) {
+      module.emitError("tile-warp-specialize needs tile-map-threads first");
+      return signalPassFailure();
+    }
+    // setmaxnreg hands registers between whole warpgroups.
+    if (warps.getInt() % 4)
+      return;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && func->hasAttr("tile.kernel") &&
+          failed(specialize(func, warps.getInt())))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
