@@ -16,6 +16,7 @@ import importlib.util
 import re
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -118,6 +119,38 @@ def test_warp_specialized_ptx(tmp_path):
     assert "mbarrier.arrive.shared.b64" in ptx
     assert re.search(r"bar\.sync\s+1, 256;", ptx)
     assert "cp.async.bulk.tensor" in ptx
+
+
+def _ptxas():
+    path = os.environ.get("TILE_PTXAS") or os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+    return path if os.access(path, os.X_OK) else shutil.which("ptxas")
+
+
+@needs_sm90
+@pytest.mark.skipif("_ptxas() is None", reason="needs ptxas")
+@pytest.mark.parametrize("tiles,env", [
+    ((128, 256), {}),                                 # the bench's large tiles
+    ((64, 128), {}),                                  # its small ones
+    ((128, 256), {"TILE_WARP_SPECIALIZE": "1"}),      # the producer warpgroup
+    ((128, 256), {"TILE_TMA": "0"}),                  # the cp.async ring
+])
+def test_bench_matmuls_do_not_spill(tmp_path, tiles, env):
+    """ptxas -v on the bench matmul's PTX: no spill stores or loads, no stack
+    (issue 17's acceptance: the accumulators and the rings' addresses fit)."""
+    bm, bn = tiles
+    ptx = run_tilec([BENCH + "::matmul", "--args",
+                     "f16[4096,4096], f16[4096,4096], f16[4096,4096]",
+                     "-D", f"BM={bm}", "-D", f"BN={bn}", "-D", "BK=64", "-D", "GROUP=8",
+                     "--target", "sm_90", "--emit", "ptx"], tmp_path, **env).stdout
+    src = tmp_path / "matmul.ptx"
+    src.write_text(ptx)
+    info = subprocess.run([_ptxas(), "-arch=sm_90a", "-v", str(src), "-o",
+                           str(tmp_path / "matmul.cubin")], capture_output=True,
+                          text=True, timeout=300)
+    assert info.returncode == 0, info.stderr
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in info.stderr, \
+        info.stderr
 
 
 @needs_sm90

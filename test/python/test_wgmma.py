@@ -83,6 +83,9 @@ def test_wgmma_in_the_binary_on_hopper(dev):
         pytest.skip("no cuobjdump to read the SASS with")
     sass = _sass(tool, k.asm["cubin"])
     assert "HGMMA" in sass, sass[:2000]
+    # TMA is the default for 16-byte rows: the operands arrive by UTMALDG
+    # (a cp.async ring would show LDGSTS instead).
+    assert "UTMALDG" in sass and "LDGSTS" not in sass, sass[:2000]
 
 
 def _cuobjdump():
