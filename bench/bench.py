@@ -266,10 +266,14 @@ def run_bmm(Z=8, S=2048):
             raise AssertionError(f"relative error {e:.3g}")
     cfg = K.BMM_CONFIG
     grid = (tile.cdiv(S, cfg["BM"]), tile.cdiv(S, cfg["BN"]), Z)
+    # 128x128 tiles beside the chosen 128x256 (one run, both rows).
+    narrow = dict(cfg, BN=128)
+    narrow_grid = (tile.cdiv(S, narrow["BM"]), tile.cdiv(S, narrow["BN"]), Z)
+    poison = lambda: C.fill_(float("nan"))  # noqa: E731
     contest(f"bmm_float16_{Z}x{S}", [
         ("torch", lambda: torch.bmm(A, Bm), lambda: None),
-        ("tile", lambda: K.bmm[grid](A, Bm, C, **cfg), relerr, None,
-         lambda: C.fill_(float("nan"))),
+        ("tile", lambda: K.bmm[grid](A, Bm, C, **cfg), relerr, None, poison),
+        ("tile-128x128", lambda: K.bmm[narrow_grid](A, Bm, C, **narrow), relerr, None, poison),
     ], flops=2 * Z * S ** 3)
 
 
@@ -477,7 +481,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
-    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,attention,launch,compile")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,bmm,attention,launch,compile")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -502,6 +506,7 @@ def main():
     if want("matmul"):
         run_matmul(mm_sizes)
         run_matmul_fp8()
+    if want("matmul") or want("bmm"):
         run_bmm()
     if want("attention"):
         run_attention(attn_shapes)

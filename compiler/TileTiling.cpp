@@ -190,8 +190,49 @@ LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
   return {};
 }
 
+LoadOp
+mlir::tile::findLoadThroughUnitReshapes(Value v, Block *block,
+                                        SmallVectorImpl<Operation *> *chain) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (def->getBlock() != block)
+      return {};
+    if (auto load = dyn_cast<LoadOp>(def))
+      return load.getOrder() ? LoadOp() : load;
+    auto reshape = dyn_cast<ReshapeOp>(def);
+    if (!reshape || !v.hasOneUse())
+      return {};
+    ArrayRef<int64_t> from =
+        cast<RankedTensorType>(reshape.getSrc().getType()).getShape();
+    ArrayRef<int64_t> to = cast<RankedTensorType>(v.getType()).getShape();
+    size_t dropped = from.size() - std::min(from.size(), to.size());
+    if (from.size() <= to.size() || from.drop_front(dropped) != to ||
+        llvm::any_of(from.take_front(dropped),
+                     [](int64_t d) { return d != 1; }))
+      return {};
+    if (chain)
+      chain->push_back(def);
+    v = reshape.getSrc();
+  }
+  return {};
+}
+
 static bool isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+/// Whether `load` reads whole 16-byte runs of rows of a batched array (as
+/// copiesWholeRows, of a rank-3 or higher array).
+static bool copiesBatchedRows(LoadOp load) {
+  auto array = cast<ArrayType>(load.getArray().getType());
+  unsigned rank = array.getRank();
+  int64_t extent = array.getShape()[rank - 1];
+  int64_t div =
+      ShapedType::isDynamic(extent) ? array.getDivisibility() : extent;
+  auto pad = dyn_cast_or_null<FloatAttr>(load.getPaddingAttr());
+  return rank >= 3 && array.getStrides()[rank - 1] == 1 &&
+         array.getAlignment() % 16 == 0 && div % 16 == 0 &&
+         (!load.getPaddingAttr() || (pad && pad.getValue().isZero())) &&
+         getMemoryOrder(load) == MemoryOrder::weak;
 }
 
 /// Whether a warpgroup mma streams A through the cp.async ring (matmul)
@@ -199,9 +240,16 @@ static bool isFp8(Type type) {
 static bool readsAFromRing(MmaOp op, bool chained) {
   if (isFp8(getElementTypeOrSelf(op.getA().getType())))
     return !chained; // only wgmma from the ring takes fp8 (streamsFp8KMajor)
-  auto aLoad = op.getA().getDefiningOp<LoadOp>();
-  return aLoad && aLoad->getBlock() == op->getBlock() && !aLoad.getOrder() &&
-         !chained;
+  SmallVector<Operation *> views;
+  LoadOp aLoad = findLoadThroughUnitReshapes(op.getA(), op->getBlock(), &views);
+  if (!aLoad || chained)
+    return false;
+  if (views.empty())
+    return true;
+  // A batched block (through reshapes) only where both operands stream in
+  // 16-byte rows: the register fallback of wgmma does not take them.
+  LoadOp bLoad = findLoadThroughUnitReshapes(op.getB(), op->getBlock());
+  return bLoad && copiesBatchedRows(aLoad) && copiesBatchedRows(bLoad);
 }
 
 /// Whether `load`'s block can be copied in 16-byte cp.async pieces as far

@@ -53,6 +53,13 @@ LoadOp findLoadThroughView(Value v, Block *block,
                            SmallVectorImpl<Operation *> *chain = nullptr,
                            bool *transposed = nullptr);
 
+/// The tile.load `v` is, possibly behind single-use reshapes (in `block`)
+/// that only drop leading unit dimensions: one batch's block of a batched
+/// matmul, (1, M, K) -> (M, K). `chain` gets the reshapes from `v` down.
+LoadOp
+findLoadThroughUnitReshapes(Value v, Block *block,
+                            SmallVectorImpl<Operation *> *chain = nullptr);
+
 /// Whether fp8 mma `op` can read both operands K-major from the cp.async
 /// ring: A a row-major [m][k] block, B the transpose of a row-major [n][k]
 /// one (through bitcasts), from 16-byte-copyable arrays. Sets the loads

@@ -352,9 +352,9 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   if (fp8) {
     if (!streamsFp8KMajor(mma, &aLoad, &bLoad, &views, &views))
       return false;
-  } else {
-    aLoad = mma.getA().getDefiningOp<LoadOp>();
-    bLoad = mma.getB().getDefiningOp<LoadOp>();
+  } else { // a batched matmul's blocks of one batch: through reshapes
+    aLoad = findLoadThroughUnitReshapes(mma.getA(), body, &views);
+    bLoad = findLoadThroughUnitReshapes(mma.getB(), body, &views);
   }
   if (!aLoad || !bLoad || aLoad == bLoad || aLoad->getBlock() != body ||
       bLoad->getBlock() != body || !mma.getA().hasOneUse() ||

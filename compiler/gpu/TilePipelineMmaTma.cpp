@@ -162,8 +162,11 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
     return false;
   auto func = forOp->getParentOfType<func::FuncOp>();
   TmaOperand ops[2];
-  ops[0].load = mma.getA().getDefiningOp<LoadOp>();
-  ops[1].load = mma.getB().getDefiningOp<LoadOp>();
+  // A batched matmul's blocks of one batch come through reshapes (their
+  // boxes keep the unit batch dimension).
+  SmallVector<Operation *> views;
+  ops[0].load = findLoadThroughUnitReshapes(mma.getA(), body, &views);
+  ops[1].load = findLoadThroughUnitReshapes(mma.getB(), body, &views);
   for (TmaOperand &o : ops) {
     if (!o.load || o.load->getBlock() != body || !o.load->hasOneUse() ||
         !tmaLoadable(o.load))
@@ -246,6 +249,8 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
               arith::RemSIOp::create(b, loc, ahead, c), trips, bytes);
   replaceWithSharedMma(mma, forOp, stages, ops[0].ring, ops[1].ring,
                        /*bTransposed=*/false, /*inFlight=*/true);
+  for (Operation *view : views) // from the mma's operand down to the load
+    view->erase();
   for (TmaOperand &o : ops)
     o.load.erase();
 

@@ -15,7 +15,9 @@
 //
 // The buffer is the kernel's own (tile-allocate-shared places it), and only
 // taken where it fits in the bytes of buffers dead by then (the rings of
-// the loops before): a kernel's shared memory never grows for it. The 8
+// the loops before): a kernel's shared memory never grows for it. A batch
+// of one (bmm's (1, BM, BN) store of its 2-d accumulator) is staged as the
+// 2-d tile, then given its unit dimensions in registers. The 8
 // elements of padding per row put the 8 rows one fragment store writes in
 // distinct banks.
 //
@@ -25,6 +27,7 @@
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::tile {
@@ -64,39 +67,90 @@ int64_t deadBytesAt(func::FuncOp func, Operation *at) {
   return dead;
 }
 
+/// The 2-d mma-layout tile a store's value `v` is: `v` itself, or (a batch
+/// of one, as bmm stores it) a reshape of one adding unit dimensions, maybe
+/// behind a truncf. `reshape` and `truncate` get those ops.
+Value mmaTileOf(Value v, ReshapeOp &reshape, arith::TruncFOp &truncate) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() == 2)
+    return isa<MmaLayoutAttr>(type.getEncoding()) ? v : Value();
+  if (!v.hasOneUse())
+    return {};
+  if ((truncate = v.getDefiningOp<arith::TruncFOp>())) {
+    v = truncate.getIn();
+    if (!v.hasOneUse())
+      return {};
+  }
+  reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return {};
+  Value src = reshape.getSrc();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (srcType.getRank() != 2 || !isa<MmaLayoutAttr>(srcType.getEncoding()) ||
+      shape.take_back(2) != srcType.getShape() ||
+      llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
+    return {};
+  return src;
+}
+
 void stageStores(func::FuncOp func, int numWarps) {
   Block *body = &func.getBody().front();
   SmallVector<StoreOp> stores(body->getOps<StoreOp>());
+  MLIRContext *ctx = func.getContext();
   for (StoreOp store : stores) {
-    auto type = cast<RankedTensorType>(store.getValue().getType());
     auto arrayType = cast<ArrayType>(store.getArray().getType());
-    if (type.getRank() != 2 || !isa<MmaLayoutAttr>(type.getEncoding()) ||
-        arrayType.getStrides().back() != 1)
+    ReshapeOp reshape;
+    arith::TruncFOp truncate;
+    Value tile = mmaTileOf(store.getValue(), reshape, truncate);
+    if (!tile || arrayType.getStrides().back() != 1)
       continue;
-    unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-    MLIRContext *ctx = func.getContext();
-    Attribute blocked =
-        getDefaultBlockedLayout(ctx, type.getShape(), 1, bits, numWarps);
-    auto stagedType =
-        RankedTensorType::get(type.getShape(), type.getElementType(), blocked);
-    FailureOr<LinearLayout> from = toLinearLayout(type);
+    auto storedType = cast<RankedTensorType>(store.getValue().getType());
+    Type elemType = storedType.getElementType();
+    auto tileType = cast<RankedTensorType>(tile.getType());
+    ArrayRef<int64_t> shape = tileType.getShape();
+    unsigned bits = elemType.getIntOrFloatBitWidth();
+    auto mmaType =
+        RankedTensorType::get(shape, elemType, tileType.getEncoding());
+    auto stagedType = RankedTensorType::get(
+        shape, elemType,
+        getDefaultBlockedLayout(ctx, shape, 1, bits, numWarps));
+    FailureOr<LinearLayout> from = toLinearLayout(mmaType);
     FailureOr<LinearLayout> to = toLinearLayout(stagedType);
     // Worth it only when the blocked runs are longer.
     if (failed(from) || failed(to) ||
         getContiguity(*to, 1) <= getContiguity(*from, 1))
       continue;
-    auto bufferType = tilegpu::SharedBufferType::get(
-        ctx, type.getShape(), type.getElementType(), /*slots=*/1,
-        /*swizzle=*/0, type.getDimSize(1) + kRowPadding);
+    auto bufferType =
+        tilegpu::SharedBufferType::get(ctx, shape, elemType, /*slots=*/1,
+                                       /*swizzle=*/0, shape[1] + kRowPadding);
     if (bufferType.getTotalBytes() > deadBytesAt(func, store))
       continue;
     OpBuilder b(store);
     Location loc = store.getLoc();
+    // A batch of one: truncate the 2-d tile, stage it, then add the unit
+    // dimensions in the blocked layout of that shape (the same registers).
+    if (truncate)
+      tile = arith::TruncFOp::create(b, loc, mmaType, tile);
     Value buffer =
         tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
-    Value staged = tilegpu::StageLayoutOp::create(b, loc, stagedType,
-                                                  store.getValue(), buffer);
+    Value staged =
+        tilegpu::StageLayoutOp::create(b, loc, stagedType, tile, buffer);
+    if (reshape) {
+      ArrayRef<int64_t> full = storedType.getShape();
+      staged = ReshapeOp::create(
+          b, loc,
+          RankedTensorType::get(full, elemType,
+                                getDefaultBlockedLayout(ctx, full,
+                                                        full.size() - 1, bits,
+                                                        numWarps)),
+          staged);
+    }
     store.getValueMutable().assign(staged);
+    if (truncate && truncate->use_empty())
+      truncate.erase();
+    if (reshape && reshape->use_empty())
+      reshape.erase();
   }
 }
 

@@ -18,7 +18,9 @@ def Tile_ArrayType : Tile_Type<"Array", "array"> {
     strides (in elements). What the specialization proved is part of the type:
     a static extent or stride replaces `?`; `align` is a number of bytes that
     the base pointer and every non-unit stride (in bytes) are multiples of;
-    `div` is a number that every extent is a multiple of.
+    `div` is a number that the innermost extent is a multiple of (rows of
+    whole 16-byte copies; a batch of 8 leaves a (8, 2048, 2048) array its
+    `div = 16`).
 
     ```mlir
     !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>

@@ -53,7 +53,7 @@ bool arrayPart(Work &w, Py_ssize_t i, uint64_t kind, PyObject *ptrObj,
       mask |= uint64_t(1) << d;
     else if ((uint64_t(s) * uint64_t(itemsize)) & 15)
       ok16 = false;
-    if (n & 15)
+    if (d + 1 == ndim && (n & 15)) // the inner extent (interop._array_parts)
       div = false;
     if (n < 1 || uint64_t(n) > (uint64_t(1) << 32) ||
         (d + 1 < ndim &&

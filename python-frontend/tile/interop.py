@@ -130,7 +130,7 @@ def _array_parts(tag, dt, shape, strides):
             mask |= 1 << i
         elif (s * size) & 15:
             ok16 = False
-        if n & 15:
+        if i == len(shape) - 1 and n & 15:  # rows of whole 16-element runs
             div = False
     ndim = len(shape)
     if ok16 and _tma_ok(shape, strides, size, mask):

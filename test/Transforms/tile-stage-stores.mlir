@@ -69,3 +69,39 @@ func.func @no_loop(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 
   tile.store %C[%pm, %pn], %h : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, tensor<128x256xf16>
   return
 }
+
+// A batch of one (bench's bmm): 3-d loads reshaped for the mma, which
+// streams them through TMA boxes of 1 x rows x 64; the (1, 128, 256) store
+// of the reshaped accumulator is staged as the 2-d f16 tile, then reshaped
+// in registers.
+// CHECK-LABEL: func.func @bmm(
+// CHECK: tilegpu.tensor_map<1x128x64xf16, swizzle = 128>
+// CHECK: tilegpu.tma_load
+// CHECK: %[[H2:.*]] = arith.truncf %{{.*}} : tensor<128x256xf32, #[[$MMA]]> to tensor<128x256xf16, #[[$MMA]]>
+// CHECK: %[[BUF:.*]] = tilegpu.alloc_shared {offset = 0 : i64} : !tilegpu.shared<128x256xf16, slots = 1, row_stride = 264>
+// CHECK: %[[S2:.*]] = tilegpu.stage_layout %[[H2]] through %[[BUF]]
+// CHECK: %[[S3:.*]] = tile.reshape %[[S2]] : tensor<128x256xf16, #[[$BLOCKED]]> -> tensor<1x128x256xf16, #{{.*}}>
+// CHECK: tile.store %{{.*}}, %[[S3]]
+func.func @bmm(%A: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+               %B: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+               %C: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16>,
+               %nk: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %pn = tile.bid 1
+  %z = tile.bid 2
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xf32>) : i32 {
+    %a3 = tile.load %A[%z, %pm, %k] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x64xf16>
+    %b3 = tile.load %B[%z, %k, %pn] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x64x256xf16>
+    %a = tile.reshape %a3 : tensor<1x128x64xf16> -> tensor<128x64xf16>
+    %b = tile.reshape %b3 : tensor<1x64x256xf16> -> tensor<64x256xf16>
+    %r = tile.mma %a, %b, %acc0 : tensor<128x64xf16>, tensor<64x256xf16> -> tensor<128x256xf32>
+    scf.yield %r : tensor<128x256xf32>
+  }
+  %acc3 = tile.reshape %acc : tensor<128x256xf32> -> tensor<1x128x256xf32>
+  %h = arith.truncf %acc3 : tensor<1x128x256xf32> to tensor<1x128x256xf16>
+  tile.store %C[%z, %pm, %pn], %h : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16>, tensor<1x128x256xf16>
+  return
+}

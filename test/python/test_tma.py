@@ -154,6 +154,24 @@ def test_bench_matmuls_do_not_spill(tmp_path, tiles, env):
 
 
 @needs_sm90
+@pytest.mark.parametrize("tma", ["1", "0"])
+def test_batched_matmul_streams_through_the_rings(tmp_path, tma):
+    """bench's bmm (3-d loads of one batch, reshaped to 2-d for the mma):
+    wgmma from rings, filled by 3-d TMA boxes (1 x rows x 64) or, with
+    TILE_TMA=0, by cp.async; no mma.sync from registers."""
+    ptx = run_tilec([BENCH + "::bmm", "--args",
+                     "f16[8,2048,2048], f16[8,2048,2048], f16[8,2048,2048]",
+                     "-D", "BM=128", "-D", "BN=128", "-D", "BK=64",
+                     "--target", "sm_90", "--emit", "ptx"], tmp_path, TILE_TMA=tma).stdout
+    assert "wgmma.mma_async.sync.aligned.m64n128k16" in ptx
+    assert "mma.sync" not in ptx
+    if tma == "1":
+        assert "cp.async.bulk.tensor.3d" in ptx and "cp.async.cg" not in ptx
+    else:
+        assert "cp.async.cg.shared.global" in ptx and "cp.async.bulk.tensor" not in ptx
+
+
+@needs_sm90
 def test_tma_for_bf16_and_ragged_shapes(tmp_path):
     ptx = _ptx(tmp_path, "bf16[1000,520], bf16[520,1000], bf16[1000,1000]", TILE_TMA="1")
     assert "cp.async.bulk.tensor" in ptx
@@ -302,6 +320,36 @@ def test_tma_matmul_matches_float64(dev, monkeypatch, M, N, K, dtype, transposed
     got = c.cpu().numpy()
     assert not np.isnan(got).any()
     assert_close(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(K) + 1e-3)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("Z,M,N,K", [(3, 256, 256, 128), (2, 200, 328, 136), (3, 130, 264, 40)])
+@pytest.mark.parametrize("tma", ["1", "0"])
+def test_batched_matmul_matches_float64(dev, monkeypatch, Z, M, N, K, tma):
+    """bench's bmm on the wgmma rings (TMA's 3-d boxes or cp.async), ragged
+    in M, N and K, against float64; the output poisoned first."""
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("wgmma rings are sm_90 only")
+    monkeypatch.setenv("TILE_TMA", tma)
+    K_ = _bench_kernels()
+    gen = torch.Generator().manual_seed(Z * M + N * K)
+    a = torch.randn(Z, M, K, generator=gen).half().cuda()
+    b = torch.randn(Z, K, N, generator=gen).half().cuda()
+    c = torch.full((Z, M, N), float("nan"), dtype=torch.float16, device="cuda")
+    cfg = dict(BM=128, BN=128, BK=64)
+    K_.bmm[(tile.cdiv(M, 128), tile.cdiv(N, 128), Z)](a, b, c, **cfg)
+    ptx = K_.bmm.compile(a, b, c, **cfg).asm["ptx"]
+    # wgmma where both operands' rows are whole 16-element runs (the rings
+    # take them either way); else mma.sync from registers.
+    rings = K % 16 == 0 and N % 16 == 0
+    assert ("wgmma.mma_async" in ptx) == rings
+    assert ("cp.async.bulk.tensor.3d" in ptx) == (tma == "1" and rings)
+    want = np.matmul(a.double().cpu().numpy(), b.double().cpu().numpy())
+    got = c.float().cpu().numpy()
+    assert not np.isnan(got).any()
+    # f16 output: rounding of the result dominates.
+    assert_close(got, want, rtol=2e-3, atol=2e-3 * np.sqrt(K) + 2e-3)
 
 
 @pytest.mark.gpu
