@@ -220,16 +220,19 @@ static bool isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
-/// Whether `load` reads whole 16-byte runs of rows of a batched array (as
-/// copiesWholeRows, of a rank-3 or higher array).
-static bool copiesBatchedRows(LoadOp load) {
+/// Whether `load`'s block can be copied in 16-byte cp.async pieces as far
+/// as its array tells (tile-pipeline-mma checks the thread layout too): its
+/// rows unit-strided, 16-byte aligned, of whole 16-element runs, zero-padded
+/// and weak. `rank2`: of a 2-d array (fp8's K-major operands), else of a
+/// batched one (rank 3 and up).
+static bool copiesWholeRows(LoadOp load, bool rank2 = true) {
   auto array = cast<ArrayType>(load.getArray().getType());
   unsigned rank = array.getRank();
   int64_t extent = array.getShape()[rank - 1];
   int64_t div =
       ShapedType::isDynamic(extent) ? array.getDivisibility() : extent;
   auto pad = dyn_cast_or_null<FloatAttr>(load.getPaddingAttr());
-  return rank >= 3 && array.getStrides()[rank - 1] == 1 &&
+  return (rank2 ? rank == 2 : rank >= 3) && array.getStrides()[rank - 1] == 1 &&
          array.getAlignment() % 16 == 0 && div % 16 == 0 &&
          (!load.getPaddingAttr() || (pad && pad.getValue().isZero())) &&
          getMemoryOrder(load) == MemoryOrder::weak;
@@ -249,22 +252,8 @@ static bool readsAFromRing(MmaOp op, bool chained) {
   // A batched block (through reshapes) only where both operands stream in
   // 16-byte rows: the register fallback of wgmma does not take them.
   LoadOp bLoad = findLoadThroughUnitReshapes(op.getB(), op->getBlock());
-  return bLoad && copiesBatchedRows(aLoad) && copiesBatchedRows(bLoad);
-}
-
-/// Whether `load`'s block can be copied in 16-byte cp.async pieces as far
-/// as its array tells (tile-pipeline-mma checks the thread layout too).
-static bool copiesWholeRows(LoadOp load) {
-  auto array = cast<ArrayType>(load.getArray().getType());
-  unsigned rank = array.getRank();
-  int64_t extent = array.getShape()[rank - 1];
-  int64_t div =
-      ShapedType::isDynamic(extent) ? array.getDivisibility() : extent;
-  auto pad = dyn_cast_or_null<FloatAttr>(load.getPaddingAttr());
-  return rank == 2 && array.getStrides()[1] == 1 &&
-         array.getAlignment() % 16 == 0 && div % 16 == 0 &&
-         (!load.getPaddingAttr() || (pad && pad.getValue().isZero())) &&
-         getMemoryOrder(load) == MemoryOrder::weak;
+  return bLoad && copiesWholeRows(aLoad, /*rank2=*/false) &&
+         copiesWholeRows(bLoad, /*rank2=*/false);
 }
 
 bool mlir::tile::streamsFp8KMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
