@@ -342,6 +342,42 @@ def run_attention(shapes):
                                   q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal)})
 
 
+def run_attention_backward(shapes):
+    """The FlashAttention-2 backward of examples/flash_attention_backward.py
+    (dQ, dK, dV from O and the row lse) against torch's autograd of SDPA's
+    backward, f16; the forward runs once outside the timing for both."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import flash_attention_backward as FAB
+    for (Bz, H, L, D) in shapes:
+        q, k, v, dout = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16)
+                         for _ in range(4))
+        for causal in (False, True):
+            p = f"attn_bwd{'_causal' if causal else ''}_fp16_B{Bz}H{H}L{L}D{D}"
+            # FlashAttention-2's count: the backward is 2.5x the forward's 4*L*L*D.
+            fl = 2.5 * 4 * Bz * H * L * L * D / (2 if causal else 1)
+            qt, kt, vt = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+            ref_out = torch.nn.functional.scaled_dot_product_attention(
+                qt, kt, vt, is_causal=causal)
+            ref = torch.autograd.grad(ref_out, (qt, kt, vt), dout, retain_graph=True)
+            dev = FAB._TorchDevice()
+            out, lse = FAB.forward(dev, q, k, v, causal, 64, 64)
+            got = []
+
+            def tile_bwd():
+                got[:] = FAB.backward(dev, q, k, v, out, lse, dout, causal, 64, 64)
+
+            def check():
+                for g, r in zip(got, ref):
+                    e = ((g.float() - r.float()).norm() / r.float().norm()).item()
+                    if e > 2e-2:
+                        raise AssertionError(f"relative error {e:.3g}")
+            contest(p, [
+                ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout,
+                                                           retain_graph=True), lambda: None),
+                ("tile", tile_bwd, check),
+            ], flops=fl)
+
+
 def run_launch_overhead():
     # Host time per call of a tiny launch, back to back. The VM's speed drifts
     # within a run, so the implementations take turns (7 rounds of 2000 calls)
@@ -481,7 +517,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
-    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,bmm,attention,launch,compile")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,bmm,attention,attention-bwd,launch,compile")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -510,6 +546,8 @@ def main():
         run_bmm()
     if want("attention"):
         run_attention(attn_shapes)
+    if want("attention-bwd"):
+        run_attention_backward(attn_shapes)
     if want("launch"):
         run_launch_overhead()
     md = table()

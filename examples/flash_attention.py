@@ -40,15 +40,21 @@ def online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
     return m_new, l, acc
 
 
-@tile.kernel
-def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constant[int],
-              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
-    bh, qb = tile.bid(1), tile.bid(0)
+def query_block_state(q, bh, qb, BM, D):
+    """This program's BM queries and their rows, with the online softmax's
+    starting state: running max -inf, running sum 0, accumulator 0."""
     Q = tile.reshape(tile.load(q, index=(bh, qb, 0), shape=(1, BM, D)), (BM, D))
     rows = qb * BM + tile.arange(BM)
     m = tile.full((BM,), -tile.inf, tile.float32)
     l = tile.zeros((BM,), tile.float32)
-    acc = tile.zeros((BM, D), tile.float32)
+    return Q, rows, m, l, tile.zeros((BM, D), tile.float32)
+
+
+@tile.kernel
+def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+    bh, qb = tile.bid(1), tile.bid(0)
+    Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_full = seq // BN                 # blocks with no key past seq
     n_blocks = tile.cdiv(seq, BN)      # blocks with a key
     if CAUSAL:  # a Constant: decided while tracing

@@ -24,6 +24,7 @@ def _load(*parts):
 
 
 FA = _load("examples", "flash_attention.py")
+FAB = _load("examples", "flash_attention_backward.py")
 PM = _load("examples", "persistent_matmul.py")
 BENCH = _load("bench", "kernels.py")
 
@@ -109,6 +110,39 @@ def test_example_attention(seq, bm, bn, causal):
     got = FA["run"](FA["Device"](), q, k, v, causal, bm, bn)
     tol = 2e-2 if dtype == np.float16 else 1e-4
     assert_close(got, attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bh,seq,d,bm,bn", [
+    (2, 77, 32, 32, 16),   # ragged, more key blocks than query blocks
+    (1, 130, 16, 16, 64),  # ragged, a key block wider than a query block
+    (3, 64, 32, 32, 32),   # whole blocks
+    (1, 5, 16, 16, 16),    # one partial block
+])
+def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal):
+    """examples/flash_attention_backward.py: O and the row lse, then dQ, dK
+    and dV from the FlashAttention-2 backward kernels, against float64
+    NumPy gradients of softmax(Q K^T / sqrt(d)) V; outputs poisoned."""
+    dev = FAB["Device"]()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(bh * 1000 + seq + d + bm * 3 + bn)
+    q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(dtype) for _ in range(4))
+    dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
+    out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, bm, bn)
+    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn)
+    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+    tol = 3e-2 if dtype == np.float16 else 1e-4
+    assert_close(dev.get(out), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+    # The log-sum-exp of each row's scaled scores.
+    s = np.einsum("bqd,bkd->bqk", wide[0], wide[1]) / math.sqrt(d)
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    top = s.max(-1)
+    assert_close(dev.get(lse), top + np.log(np.exp(s - top[..., None]).sum(-1)),
+                 rtol=tol, atol=tol)
+    for g, want in zip(grads, FAB["reference_grads"](*wide, 1 / math.sqrt(d), causal)):
+        assert_close(dev.get(g), want, rtol=tol, atol=tol)
 
 
 @pytest.mark.numerics

@@ -11,6 +11,7 @@ import pytest
 from tilehelp import ROOT
 
 EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py",
+            "flash_attention_backward.py",
             "persistent_matmul.py", "splitk_matmul.py", "grouped_matmul.py"]
 
 

@@ -1,0 +1,230 @@
+"""Flash attention backward (FlashAttention-2's algorithm): dQ, dK and dV of
+O = softmax(Q K^T * scale) V without the L x L matrices, from the forward's
+row log-sum-exps.
+
+- `attention_lse`: the forward of flash_attention.py that also stores each
+  row's lse = m + log(l), so the backward rebuilds P = exp(S - lse).
+- `attention_delta`: delta = rowsum(dO * O) (the softmax's Jacobian term).
+- `attention_dkdv`: one program per BN keys of one (batch*head), looping
+  over the query blocks that see them: dV += P^T dO, dK += scale dS^T Q
+  with dS = P * (dO V^T - delta).
+- `attention_dq`: one program per BM queries, looping over their key
+  blocks: dQ += scale dS K. Two kernels rather than atomics: every output
+  block has one writer.
+
+`TileAttention` wraps them as a torch.autograd.Function where torch is
+installed; main() checks the gradients against float64 NumPy (and against
+torch's autograd of scaled_dot_product_attention on CUDA)."""
+
+import math
+import sys
+
+import numpy as np
+
+from _common import Device, check, tile
+from flash_attention import online_softmax_step, query_block_state, reference
+
+
+@tile.kernel
+def attention_lse(q, k, v, out, lse, seq, scale, BM: tile.Constant[int],
+                  BN: tile.Constant[int], D: tile.Constant[int],
+                  CAUSAL: tile.Constant[bool]):
+    bh, qb = tile.bid(1), tile.bid(0)
+    Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
+    n_blocks = tile.cdiv(seq, BN)
+    if CAUSAL:
+        n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
+    for j in tile.range(n_blocks):
+        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+                                        BN, D, MASK=True, CAUSAL=CAUSAL)
+    tile.store(out, index=(bh, qb, 0),
+               tile=tile.reshape((acc / l[:, None]).astype(out.dtype), (1, BM, D)))
+    tile.store(lse, index=(bh, qb), tile=tile.reshape(m + tile.log(l), (1, BM)))
+
+
+@tile.kernel
+def attention_delta(out, dout, delta, BM: tile.Constant[int], D: tile.Constant[int]):
+    bh, qb = tile.bid(1), tile.bid(0)
+    o = tile.load(out, index=(bh, qb, 0), shape=(1, BM, D)).astype(tile.float32)
+    do = tile.load(dout, index=(bh, qb, 0), shape=(1, BM, D)).astype(tile.float32)
+    tile.store(delta, index=(bh, qb), tile=tile.sum(o * do, axis=2))
+
+
+def _probabilities(Q, Kt, lse_rows, rows, cols, seq, scale, CAUSAL):
+    """P = exp(S - lse) of one (BM queries, BN keys) block, zero where a key
+    or query is past `seq` or (causal) a key follows its query."""
+    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], Kt.shape[1]), tile.float32)) * scale
+    valid = (cols[None, :] < seq) & (rows[:, None] < seq)
+    if CAUSAL:
+        valid = valid & (cols[None, :] <= rows[:, None])
+    return tile.where(valid, tile.exp(s - lse_rows[:, None]), 0.0)
+
+
+def _query_block(q, dout, lse, delta, bh, i, BM, D):
+    Q = tile.reshape(tile.load(q, index=(bh, i, 0), shape=(1, BM, D)), (BM, D))
+    dO = tile.reshape(tile.load(dout, index=(bh, i, 0), shape=(1, BM, D)), (BM, D))
+    lse_rows = tile.reshape(tile.load(lse, index=(bh, i), shape=(1, BM)), (BM,))
+    delta_rows = tile.reshape(tile.load(delta, index=(bh, i), shape=(1, BM)), (BM,))
+    return Q, dO, lse_rows, delta_rows
+
+
+@tile.kernel
+def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
+                   BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
+                   CAUSAL: tile.Constant[bool]):
+    bh, kb = tile.bid(1), tile.bid(0)
+    K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    Kt = tile.transpose(K)
+    Vt = tile.transpose(tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)),
+                                     (BN, D)))
+    cols = kb * BN + tile.arange(BN)
+    dK = tile.zeros((BN, D), tile.float32)
+    dV = tile.zeros((BN, D), tile.float32)
+    first = 0
+    if CAUSAL:  # query blocks that end before this block's first key see none of it
+        first = kb * BN // BM
+    for i in tile.range(first, tile.cdiv(seq, BM)):
+        Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, i, BM, D)
+        rows = i * BM + tile.arange(BM)
+        p = _probabilities(Q, Kt, lse_rows, rows, cols, seq, scale, CAUSAL)
+        dV = tile.mma(tile.transpose(p.astype(dO.dtype)), dO, dV)
+        dp = tile.mma(dO, Vt, tile.zeros((BM, BN), tile.float32))
+        ds = p * (dp - delta_rows[:, None])
+        dK = tile.mma(tile.transpose(ds.astype(Q.dtype)), Q, dK)
+    tile.store(dk, index=(bh, kb, 0), tile=tile.reshape((dK * scale).astype(dk.dtype), (1, BN, D)))
+    tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
+
+
+@tile.kernel
+def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
+                 BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
+                 CAUSAL: tile.Constant[bool]):
+    bh, qb = tile.bid(1), tile.bid(0)
+    Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, qb, BM, D)
+    rows = qb * BM + tile.arange(BM)
+    dQ = tile.zeros((BM, D), tile.float32)
+    n_blocks = tile.cdiv(seq, BN)
+    if CAUSAL:
+        n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
+    for j in tile.range(n_blocks):
+        K = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+        Vt = tile.transpose(tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)),
+                                         (BN, D)))
+        cols = j * BN + tile.arange(BN)
+        p = _probabilities(Q, tile.transpose(K), lse_rows, rows, cols, seq, scale, CAUSAL)
+        dp = tile.mma(dO, Vt, tile.zeros((BM, BN), tile.float32))
+        ds = p * (dp - delta_rows[:, None])
+        dQ = tile.mma(ds.astype(K.dtype), K, dQ)
+    tile.store(dq, index=(bh, qb, 0), tile=tile.reshape((dQ * scale).astype(dq.dtype), (1, BM, D)))
+
+
+def forward(dev, q, k, v, causal, bm, bn):
+    """O and the row lse of attention(q, k, v) (device arrays in, out)."""
+    batch_heads, seq, d = q.shape
+    out = dev.empty((batch_heads, seq, d), np.float32)
+    lse = dev.empty((batch_heads, seq), np.float32)
+    attention_lse[(tile.cdiv(seq, bm), batch_heads)](
+        q, k, v, out, lse, seq, 1.0 / math.sqrt(d), BM=bm, BN=bn, D=d, CAUSAL=causal)
+    return out, lse
+
+
+def backward(dev, q, k, v, out, lse, dout, causal, bm, bn):
+    """dQ, dK, dV (device arrays) from the forward's O and lse."""
+    batch_heads, seq, d = q.shape
+    scale = 1.0 / math.sqrt(d)
+    delta = dev.empty((batch_heads, seq), np.float32)
+    attention_delta[(tile.cdiv(seq, bm), batch_heads)](out, dout, delta, BM=bm, D=d)
+    dq, dk, dv = (dev.empty((batch_heads, seq, d), np.float32) for _ in range(3))
+    attention_dkdv[(tile.cdiv(seq, bn), batch_heads)](
+        q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=bm, BN=bn, D=d, CAUSAL=causal)
+    attention_dq[(tile.cdiv(seq, bm), batch_heads)](
+        q, k, v, dout, lse, delta, dq, seq, scale, BM=bm, BN=bn, D=d, CAUSAL=causal)
+    return dq, dk, dv
+
+
+def reference_grads(q, k, v, dout, scale, causal):
+    """dQ, dK, dV of reference(q, k, v) against dout (float64 NumPy)."""
+    s = np.einsum("bqd,bkd->bqk", q, k) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dv = np.einsum("bqk,bqd->bkd", p, dout)
+    dp = np.einsum("bqd,bkd->bqk", dout, v)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    return (np.einsum("bqk,bkd->bqd", ds, k) * scale,
+            np.einsum("bqk,bqd->bkd", ds, q) * scale, dv)
+
+
+try:
+    import torch
+
+    class TileAttention(torch.autograd.Function):
+        """softmax(Q K^T / sqrt(D)) V over (batch*heads, L, D) CUDA tensors,
+        forward and backward in tile kernels."""
+
+        @staticmethod
+        def forward(ctx, q, k, v, causal=False, bm=64, bn=64):
+            dev = _TorchDevice()
+            out, lse = forward(dev, q, k, v, causal, bm, bn)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.config = (causal, bm, bn)
+            return out.to(q.dtype)
+
+        @staticmethod
+        def backward(ctx, dout):
+            q, k, v, out, lse = ctx.saved_tensors
+            causal, bm, bn = ctx.config
+            dq, dk, dv = backward(_TorchDevice(), q, k, v, out, lse, dout.contiguous(),
+                                  causal, bm, bn)
+            return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None
+
+    class _TorchDevice:
+        """What forward/backward allocate with, as torch CUDA tensors."""
+
+        @staticmethod
+        def empty(shape, dtype):
+            return torch.full(shape, float("nan"), dtype=torch.float32, device="cuda")
+except ImportError:  # the CPU backend's machines need no torch
+    torch = None
+
+
+def main(batch_heads=2, seq=200, d=64, bm=64, bn=64):
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(0)
+    q, k, v, dout = (rng.standard_normal((batch_heads, seq, d)).astype(dtype)
+                     for _ in range(4))
+    scale = 1.0 / math.sqrt(d)
+    tol = 3e-2 if dtype == np.float16 else 1e-4
+    status = 0
+    for causal in (False, True):
+        dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
+        out, lse = forward(dev, dq_, dk_, dv_, causal, bm, bn)
+        got = backward(dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn)
+        wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+        status |= check(f"attention forward (causal={causal})", dev.get(out),
+                        reference(*wide[:3], scale, causal), rtol=tol, atol=tol)
+        for name, g, want in zip(("dq", "dk", "dv"), got,
+                                 reference_grads(*wide, scale, causal)):
+            status |= check(f"attention {name} (causal={causal})", dev.get(g), want,
+                            rtol=tol, atol=tol)
+    if torch is not None and dev.backend == "cuda":
+        # Against torch's autograd of SDPA.
+        qt, kt, vt = (torch.tensor(x, device="cuda", requires_grad=True) for x in (q, k, v))
+        for causal in (False, True):
+            for t in (qt, kt, vt):
+                t.grad = None
+            TileAttention.apply(qt, kt, vt, causal, bm, bn).backward(torch.tensor(dout, device="cuda"))
+            mine = [t.grad.float().cpu().numpy() for t in (qt, kt, vt)]
+            q2, k2, v2 = (t.detach().clone().requires_grad_(True) for t in (qt, kt, vt))
+            torch.nn.functional.scaled_dot_product_attention(
+                q2, k2, v2, is_causal=causal).backward(torch.tensor(dout, device="cuda"))
+            for name, g, t in zip(("dq", "dk", "dv"), mine, (q2, k2, v2)):
+                status |= check(f"TileAttention {name} vs SDPA (causal={causal})", g,
+                                t.grad.float().cpu().numpy(), rtol=tol, atol=tol)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
