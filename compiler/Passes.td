@@ -175,9 +175,12 @@ def TileStageStores : Pass<"tile-stage-stores", "::mlir::ModuleOp"> {
     accumulator layout (two neighbouring elements per thread and row) gets
     its value in the blocked layout of loads (16-byte runs per thread)
     through `tilegpu.stage_layout` and a padded-row buffer of its own
-    (`tilegpu.alloc_shared`), when the buffer fits in the bytes of the
-    kernel's shared buffers that are dead at the store (the rings of the
-    mma loops before it): the kernel's shared memory does not grow.
+    (`tilegpu.alloc_shared`), when no shared buffer is live at the store
+    and the new one is no larger than the buffers live together at some op
+    before it (the rings of an mma loop): tile-allocate-shared puts it at
+    offset 0, and the
+    kernel's shared memory does not grow. A batch of one (a store of the
+    accumulator reshaped to (1, M, N)) is staged as its 2-d tile.
   }];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
 }

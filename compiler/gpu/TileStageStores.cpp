@@ -14,8 +14,9 @@
 //   #blocked ... tile.store %c[...], %v
 //
 // The buffer is the kernel's own (tile-allocate-shared places it), and only
-// taken where it fits in the bytes of buffers dead by then (the rings of
-// the loops before): a kernel's shared memory never grows for it. A batch
+// taken where no buffer is live at the store and it is no larger than the
+// buffers that were live together before (the rings of a loop): first fit
+// puts it at offset 0, and a kernel's shared memory never grows for it. A batch
 // of one (bmm's (1, BM, BN) store of its 2-d accumulator) is staged as the
 // 2-d tile, then given its unit dimensions in registers. The 8
 // elements of padding per row put the 8 rows one fragment store writes in
@@ -43,28 +44,54 @@ namespace {
 /// Padding per row of the staging buffer, in elements.
 constexpr int64_t kRowPadding = 8;
 
-/// Bytes of the kernel's shared buffers that are dead at `at` (a top-level
-/// op): every use of theirs is in an earlier top-level op.
-int64_t deadBytesAt(func::FuncOp func, Operation *at) {
-  Block *body = &func.getBody().front();
-  int64_t dead = 0;
-  for (auto alloc : body->getOps<tilegpu::AllocSharedOp>()) {
-    bool before = true;
-    SmallVector<Value> values{alloc.getResult()};
-    while (!values.empty() && before) {
-      Value v = values.pop_back_val();
-      for (Operation *user : v.getUsers()) {
-        Operation *top = body->findAncestorOpInBlock(*user);
-        if (!top || !top->isBeforeInBlock(at))
-          before = false;
-        if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
-          values.push_back(slot.getResult());
-      }
-    }
-    if (before && alloc->isBeforeInBlock(at))
-      dead += alloc.getType().getTotalBytes();
+/// The last top-level op of `body` that uses `value` (or a slot of it).
+Operation *lastUse(Block *body, Value value, Operation *last) {
+  for (Operation *user : value.getUsers()) {
+    Operation *top = body->findAncestorOpInBlock(*user);
+    if (!top)
+      continue;
+    if (last->isBeforeInBlock(top))
+      last = top;
+    if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
+      last = lastUse(body, slot.getResult(), last);
   }
-  return dead;
+  return last;
+}
+
+/// The bytes a buffer allocated at `at` (a top-level op) may take without
+/// growing the kernel's shared memory. When no buffer allocated before `at`
+/// is still live there, first fit puts the new one at offset 0; the
+/// buffers live together at any one op before `at` are disjoint, so the
+/// largest such sum is no more than the kernel's end. 0 when one is live.
+int64_t roomAt(func::FuncOp func, Operation *at) {
+  Block *body = &func.getBody().front();
+  SmallVector<std::tuple<Operation *, Operation *, int64_t>> live;
+  for (Operation &op : *body) {
+    if (&op == at)
+      break;
+    int64_t bytes = 0;
+    if (auto alloc = dyn_cast<tilegpu::AllocSharedOp>(op))
+      bytes = alloc.getType().getTotalBytes();
+    else if (auto bars = dyn_cast<tilegpu::AllocMBarriersOp>(op))
+      bytes = 8 * bars.getType().getCount();
+    else
+      continue;
+    Operation *last = lastUse(body, op.getResult(0), &op);
+    if (last == at || at->isBeforeInBlock(last))
+      return 0;
+    live.push_back({&op, last, bytes});
+  }
+  int64_t room = 0;
+  for (auto &[first, last, bytes] : live) {
+    // The buffers live where this one starts.
+    int64_t together = 0;
+    for (auto &[otherFirst, otherLast, otherBytes] : live)
+      if (!first->isBeforeInBlock(otherFirst) &&
+          (otherLast == first || first->isBeforeInBlock(otherLast)))
+        together += otherBytes;
+    room = std::max(room, together);
+  }
+  return room;
 }
 
 /// The 2-d mma-layout tile a store's value `v` is: `v` itself, or (a batch
@@ -124,7 +151,7 @@ void stageStores(func::FuncOp func, int numWarps) {
     auto bufferType =
         tilegpu::SharedBufferType::get(ctx, shape, elemType, /*slots=*/1,
                                        /*swizzle=*/0, shape[1] + kRowPadding);
-    if (bufferType.getTotalBytes() > deadBytesAt(func, store))
+    if (bufferType.getTotalBytes() > roomAt(func, store))
       continue;
     OpBuilder b(store);
     Location loc = store.getLoc();
