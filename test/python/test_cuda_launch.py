@@ -25,10 +25,15 @@ def _fake_cuda():
     return max(found, key=os.path.getmtime) if found else None
 
 
-def _have_ptxas():
+def ptxas_path():
+    """The ptxas the compiler would run (TILE_PTXAS, CUDA_HOME's, PATH's), or None."""
     path = os.environ.get("TILE_PTXAS") or os.path.join(
         os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
-    return os.access(path, os.X_OK) or shutil.which("ptxas") is not None
+    return path if os.access(path, os.X_OK) else shutil.which("ptxas")
+
+
+def _have_ptxas():
+    return ptxas_path() is not None
 
 
 def _run_on_fake_driver(script, tmp_path, drop=()):

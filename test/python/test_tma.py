@@ -16,7 +16,6 @@ import importlib.util
 import re
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,7 +26,7 @@ import pytest
 import tile
 from tile import backend, interop
 
-from test_cuda_launch import _fake_cuda, _have_ptxas, _run_on_fake_driver
+from test_cuda_launch import _fake_cuda, _have_ptxas, _run_on_fake_driver, ptxas_path
 from test_tilec import gpu_backend, run_tilec
 from tilehelp import Device, assert_close
 
@@ -121,14 +120,8 @@ def test_warp_specialized_ptx(tmp_path):
     assert "cp.async.bulk.tensor" in ptx
 
 
-def _ptxas():
-    path = os.environ.get("TILE_PTXAS") or os.path.join(
-        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
-    return path if os.access(path, os.X_OK) else shutil.which("ptxas")
-
-
 @needs_sm90
-@pytest.mark.skipif("_ptxas() is None", reason="needs ptxas")
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
 @pytest.mark.parametrize("tiles,env", [
     ((128, 256), {}),                                 # the bench's large tiles
     ((64, 128), {}),                                  # its small ones
@@ -145,7 +138,7 @@ def test_bench_matmuls_do_not_spill(tmp_path, tiles, env):
                      "--target", "sm_90", "--emit", "ptx"], tmp_path, **env).stdout
     src = tmp_path / "matmul.ptx"
     src.write_text(ptx)
-    info = subprocess.run([_ptxas(), "-arch=sm_90a", "-v", str(src), "-o",
+    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
                            str(tmp_path / "matmul.cubin")], capture_output=True,
                           text=True, timeout=300)
     assert info.returncode == 0, info.stderr
