@@ -355,10 +355,15 @@ def run_attention_backward(shapes):
             p = f"attn_bwd{'_causal' if causal else ''}_fp16_B{Bz}H{H}L{L}D{D}"
             # FlashAttention-2's count: the backward is 2.5x the forward's 4*L*L*D.
             fl = 2.5 * 4 * Bz * H * L * L * D / (2 if causal else 1)
-            qt, kt, vt = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+            # SDPA gets (B, H, L, D): on 3-d inputs torch runs its math
+            # backend, not its flash kernels.
+            qt, kt, vt = (x.detach().clone().view(Bz, H, L, D).requires_grad_(True)
+                          for x in (q, k, v))
+            dout4 = dout.view(Bz, H, L, D)
             ref_out = torch.nn.functional.scaled_dot_product_attention(
                 qt, kt, vt, is_causal=causal)
-            ref = torch.autograd.grad(ref_out, (qt, kt, vt), dout, retain_graph=True)
+            ref = [g.view(Bz * H, L, D) for g in torch.autograd.grad(
+                ref_out, (qt, kt, vt), dout4, retain_graph=True)]
             dev = FAB._TorchDevice()
             out, lse = FAB.forward(dev, q, k, v, causal, 64, 64)
             got = []
@@ -372,7 +377,7 @@ def run_attention_backward(shapes):
                     if e > 2e-2:
                         raise AssertionError(f"relative error {e:.3g}")
             contest(p, [
-                ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout,
+                ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout4,
                                                            retain_graph=True), lambda: None),
                 ("tile", tile_bwd, check),
             ], flops=fl)

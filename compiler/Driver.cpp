@@ -308,7 +308,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";stages=" + std::to_string(opts.numStages) +
          ";sched=" + (opts.nvptxRegisterScheduling ? "regpressure" : "source") +
          ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
-         (opts.warpSpecialize ? ";ws=1" : "") +
+         ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
+         (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.stageStores ? "" : ";stage_stores=0");
 }
 

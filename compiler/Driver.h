@@ -38,8 +38,11 @@ struct CompileOptions {
   MmaPipelining mmaPipelining = MmaPipelining::AsyncCopy; // TILE_GPU_PIPELINE
   int numStages = 0;         // cp.async ring slots of mma loops; 0: chosen
   bool warpgroupMma = true;  // wgmma where the target has it; TILE_WGMMA=0
-  bool warpSpecialize = false; // a producer warpgroup for TMA rings;
-                               // TILE_WARP_SPECIALIZE=1
+  // A producer warpgroup for TMA rings: attention's by default,
+  // TILE_WARP_SPECIALIZE=1 every ring, =0 none.
+  WarpSpecialization warpSpecialize = WarpSpecialization::Attention;
+  bool pingPong = false;       // the consumer warpgroups take turns at an
+                               // attention ring's wgmmas; TILE_PING_PONG=1
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
   bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false

@@ -23,6 +23,32 @@ namespace mlir::tile {
 /// tma, and TILE_TMA=0 to async.
 enum class MmaPipelining { Off, Registers, AsyncCopy, Tma };
 
+/// Which TMA rings tile-warp-specialize gives a producer warpgroup:
+/// none, those whose wgmmas each wait for their result (attention's), or
+/// every one (matmuls too). TILE_WARP_SPECIALIZE=0|1, unset: attention.
+enum class WarpSpecialization { Off, Attention, All };
+
+inline std::optional<WarpSpecialization>
+parseWarpSpecialization(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<WarpSpecialization>>(name)
+      .Case("off", WarpSpecialization::Off)
+      .Case("attention", WarpSpecialization::Attention)
+      .Case("all", WarpSpecialization::All)
+      .Default(std::nullopt);
+}
+
+inline llvm::StringRef stringifyWarpSpecialization(WarpSpecialization mode) {
+  switch (mode) {
+  case WarpSpecialization::Off:
+    return "off";
+  case WarpSpecialization::Attention:
+    return "attention";
+  case WarpSpecialization::All:
+    return "all";
+  }
+  return "";
+}
+
 inline std::optional<MmaPipelining> parseMmaPipelining(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<MmaPipelining>>(name)
       .Case("off", MmaPipelining::Off)

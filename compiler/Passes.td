@@ -198,8 +198,25 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     barrier gone, the previous iteration's slot released after each mma)
     and the rest of the kernel. Each side moves registers with setmaxnreg
     (`nvvm.setmaxregister`): the producer keeps 40, the consumers get 232.
+    A ring whose wgmmas are each waited for (attention: B from the ring, A
+    in registers) with two consumer warpgroups also gets the ping-pong
+    schedule (`ping-pong`): each warpgroup issues its wgmmas in turn
+    (`nvvm.barrier` on its named barrier before, `nvvm.barrier.arrive` on
+    the other's after, then `tilegpu.wait_mma`). On the H200 that turn per
+    wgmma measured slower than none (attention B4 H32 L4096 D128: 479
+    against 521 TFLOP/s), hence off by default; FlashAttention-3's turn
+    holds one iteration's QK^T and the previous one's PV, which needs the
+    loop rotated first.
     Other kernels are left as they are.
   }];
+  let options = [
+    Option<"rings", "rings", "std::string", /*default=*/"\"all\"",
+           "Which TMA rings get a producer: all, or attention (rings whose "
+           "wgmmas each wait for their result)">,
+    Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
+           "Two consumer warpgroups take turns issuing an attention ring's "
+           "wgmmas">,
+  ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

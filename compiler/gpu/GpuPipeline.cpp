@@ -184,8 +184,12 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   pipelining.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
   pipelining.numStages = opts.numStages;
   pipePm.addPass(createTilePipelineMma(pipelining));
-  if (opts.warpSpecialize)
-    pipePm.addPass(createTileWarpSpecialize());
+  if (opts.warpSpecialize != WarpSpecialization::Off) {
+    TileWarpSpecializeOptions specialization;
+    specialization.rings = stringifyWarpSpecialization(opts.warpSpecialize);
+    specialization.pingPong = opts.pingPong;
+    pipePm.addPass(createTileWarpSpecialize(specialization));
+  }
   if (opts.stageStores)
     pipePm.addPass(createTileStageStores());
   pipePm.addPass(createTileAllocateShared());

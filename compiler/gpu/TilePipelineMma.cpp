@@ -417,36 +417,23 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   return true;
 }
 
-/// Every mma of the loop reads its B from a cp.async ring (attention's K^T
-/// and V); A stays where it is (registers, or fragments hoisted in front
-/// of the loop). False if some mma's B does not come from a suitable load.
-FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
+/// Whether every mma of `forOp`'s body is an f16/bf16 mma reading B from a
+/// load of the body (through views): attention's K^T and V. `out` gets one
+/// entry per mma, its index slice collected; false if some mma's B does not
+/// come from such a load (or, with `in16Bytes`, one cp.async cannot copy).
+bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
+                      SmallVectorImpl<StreamedB> &out) {
   Block *body = forOp.getBody();
-  struct Operand {
-    MmaOp mma;
-    LoadOp load;
-    SmallVector<Operation *> chain;
-    llvm::SetVector<Operation *> slice;
-    bool kMajor;
-    Value ring;
-  };
-  SmallVector<Operand> operands;
-  int64_t slotBytes = 0;
-  // wgmma reads B as 128-byte swizzled panels of the loaded block (no
-  // padding), K-major for K^T, N-major otherwise.
-  bool warpgroup = llvm::all_of(body->getOps<MmaOp>(), [](MmaOp mma) {
-    MmaTilingAttr tiling = mma.getTilingAttr();
-    return tiling && tiling.isWarpgroup();
-  });
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
     if (kind != MmaKind::F16 && kind != MmaKind::BF16)
       return false;
-    Operand o;
+    StreamedB o;
     o.mma = mma;
     bool transposed = false;
     o.load = findLoadThroughView(mma.getB(), body, &o.chain, &transposed);
-    if (!o.load || !copiesIn16Bytes(o.load))
+    if (!o.load || !isPlainBlockLoad(o.load) ||
+        (in16Bytes && !copiesIn16Bytes(o.load)))
       return false;
     // The mma lowering keeps B transposed exactly when its registers run
     // along k, which is what the transpose of a row-major block gives.
@@ -459,10 +446,26 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
       if (!collectIndexSlice(v, forOp, o.slice))
         return false;
     o.kMajor = transposed;
-    operands.push_back(std::move(o));
+    out.push_back(std::move(o));
   }
-  if (operands.empty())
+  return !out.empty();
+}
+
+/// Every mma of the loop reads its B from a cp.async ring (attention's K^T
+/// and V); A stays where it is (registers, or fragments hoisted in front
+/// of the loop). False if some mma's B does not come from a suitable load.
+FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
+  Block *body = forOp.getBody();
+  SmallVector<StreamedB> operands;
+  if (!collectStreamedB(forOp, /*in16Bytes=*/true, operands))
     return false;
+  int64_t slotBytes = 0;
+  // wgmma reads B as 128-byte swizzled panels of the loaded block (no
+  // padding), K-major for K^T, N-major otherwise.
+  bool warpgroup = llvm::all_of(body->getOps<MmaOp>(), [](MmaOp mma) {
+    MmaTilingAttr tiling = mma.getTilingAttr();
+    return tiling && tiling.isWarpgroup();
+  });
   // The row-major block is B [k][n] or, transposed, B^T [n][k]: the mma's
   // shared layout either way (getMmaSmemLayout), rows padded by 16 bytes
   // for mma.sync.
@@ -471,7 +474,7 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     unsigned rank = type.getRank();
     return std::pair(type.getDimSize(rank - 2), type.getDimSize(rank - 1));
   };
-  for (Operand &o : operands) {
+  for (StreamedB &o : operands) {
     auto [rows, cols] = blockOf(o.load);
     int64_t eb = storageBytes(o.load.getType().getElementType());
     slotBytes += warpgroup ? rows * cols * eb
@@ -485,7 +488,7 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
   if (failed(slots))
     return failure();
   int64_t stages = *slots;
-  for (Operand &o : operands) {
+  for (StreamedB &o : operands) {
     auto [rows, cols] = blockOf(o.load);
     Type elemType = o.load.getType().getElementType();
     o.ring = allocRing(forOp, rows, cols, elemType, stages, warpgroup ? 128 : 0,
@@ -498,13 +501,13 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
   emitRing(forOp, stages, RingSync{warpgroup, /*lag=*/false},
            [&](OpBuilder &b, Value iv, Value slot) -> Value {
              SmallVector<Value> tokens;
-             for (Operand &o : operands)
+             for (StreamedB &o : operands)
                tokens.push_back(copyInto(b, forOp, o.slice.getArrayRef(),
                                          o.load, iv, o.ring, slot));
              return tilegpu::AsyncGroupOp::create(
                  b, forOp.getLoc(), b.getType<tilegpu::TokenType>(), tokens);
            });
-  for (Operand &o : operands)
+  for (StreamedB &o : operands)
     o.load.erase();
   return true;
 }
@@ -521,6 +524,8 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
     FailureOr<bool> ring = mode == MmaPipelining::Tma
                                ? pipelineTma(forOp, numStages)
                                : FailureOr<bool>(false);
+    if (mode == MmaPipelining::Tma && succeeded(ring) && !*ring)
+      ring = pipelineTmaB(forOp, numStages);
     if (succeeded(ring) && !*ring)
       ring = pipelineAsync(forOp, numStages);
     if (succeeded(ring) && !*ring)

@@ -26,6 +26,9 @@ bool isPlainBlockLoad(LoadOp load);
 /// Whether `load` lowers to 16-byte copies (a plain block, 16-byte aligned
 /// and vectorizable).
 bool copiesIn16Bytes(LoadOp load);
+/// Slots (2..4) of a cp.async ring of `slotBytes` slots: about half of an
+/// SM's shared memory.
+int64_t ringStages(int64_t slotBytes);
 /// Slots of a matmul's wgmma ring of `slotBytes` slots (3-4).
 int64_t warpgroupRingStages(int64_t slotBytes);
 /// `automatic` slots unless num-stages asks for `requested` (at least
@@ -46,10 +49,29 @@ void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
 /// loop's results (its wgmma may stay in flight across the back edge).
 bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp);
 
+/// One mma of a loop whose B streams through a ring (attention's K^T and
+/// V): the load, the views from the mma's B down to it, the load's index
+/// slice, whether B is read K-major (the transpose of a row-major block),
+/// and the ring once built.
+struct StreamedB {
+  MmaOp mma;
+  LoadOp load;
+  SmallVector<Operation *> chain;
+  llvm::SetVector<Operation *> slice;
+  bool kMajor = false;
+  Value ring;
+};
+/// Whether every mma of `forOp`'s body reads B from a plain block load of
+/// the body (16-byte copies with `in16Bytes`); one entry per mma in `out`.
+bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
+                      SmallVectorImpl<StreamedB> &out);
 /// The TMA ring of a matmul-shaped sm_90 wgmma loop (TilePipelineMmaTma.cpp);
 /// false when the loop or its operands do not qualify (the caller then
 /// tries the cp.async ring).
 FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages);
+/// TMA rings for the B operands of every wgmma of the loop (attention's
+/// K^T and V), A staying where it is; false when they do not qualify.
+FailureOr<bool> pipelineTmaB(scf::ForOp forOp, int64_t numStages);
 
 } // namespace mlir::tile::pipeline
 

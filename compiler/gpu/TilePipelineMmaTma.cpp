@@ -25,6 +25,12 @@
 //   copy past the end was issued), and the barriers are invalidated between
 //   two block barriers, so the bytes may serve the next loop's ring.
 //
+//
+// pipelineTmaB: a loop of several wgmmas whose B operands are loads
+// (attention's K^T and V, A in registers) gets one ring per B, filled
+// the same way; every mma waits for its wgmma, so iteration i refills the
+// slot of iteration i - 1.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/TileTiling.h"
@@ -39,6 +45,7 @@
 
 using namespace mlir;
 using namespace mlir::tile;
+using namespace mlir::tile::pipeline;
 
 namespace {
 
@@ -146,6 +153,93 @@ void issueCopies(OpBuilder &b, Location loc, scf::ForOp forOp,
   }
 }
 
+/// A TMA ring around `forOp` for `operands` (maps and rings not yet made),
+/// `stages` slots with `depth` iterations in flight: the tensor maps and
+/// rings, one "full" mbarrier per slot, the copies of iterations
+/// 0..depth-1 in front of the loop, and at the top of the body the wait for
+/// this iteration's slot, the block barrier (every thread is done with the
+/// slot about to be refilled) and the copies of iteration it + depth.
+LogicalResult buildTmaRing(scf::ForOp forOp, MutableArrayRef<TmaOperand> ops,
+                           int64_t stages, int64_t depth, Operation *where,
+                           Value &bars) {
+  auto func = forOp->getParentOfType<func::FuncOp>();
+  Type elemType = ops.front().load.getType().getElementType();
+  int64_t eb = storageBytes(elemType);
+  int64_t bytes = 0;
+  for (TmaOperand &o : ops)
+    bytes += o.rows * o.cols * eb;
+  // The tensor maps: one swizzled panel per box.
+  for (TmaOperand &o : ops) {
+    auto type = cast<RankedTensorType>(o.load.getType());
+    SmallVector<int64_t> box(type.getRank(), 1);
+    box[type.getRank() - 2] = o.rows;
+    box[type.getRank() - 1] = o.swizzle / eb;
+    FailureOr<Value> map =
+        tensorMapArg(func, o.array,
+                     tilegpu::TensorMapType::get(forOp.getContext(), box,
+                                                 elemType, o.swizzle));
+    if (failed(map))
+      return where->emitError("cannot add a tensor-map argument to the kernel");
+    o.map = *map;
+    o.ring = allocRing(forOp, o.rows, o.cols, elemType, stages, o.swizzle, 0);
+  }
+
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp);
+  bars = tilegpu::AllocMBarriersOp::create(
+      b, loc, tilegpu::MBarriersType::get(forOp.getContext(), stages),
+      IntegerAttr());
+  for (int64_t s = 0; s < stages; ++s)
+    tilegpu::MBarrierInitOp::create(b, loc, bars, constI32(b, loc, s),
+                                    constI32(b, loc, 1));
+  Value trips = arith::MaxSIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc,
+                                                       forOp.getUpperBound(),
+                                                       forOp.getLowerBound()),
+                                 forOp.getStep()),
+      constI32(b, loc, 0));
+  for (int64_t s = 0; s < depth; ++s)
+    issueCopies(b, loc, forOp, ops, bars, constI32(b, loc, s),
+                constI32(b, loc, s), trips, bytes);
+
+  Block *body = forOp.getBody();
+  b.setInsertionPointToStart(body);
+  Value it = arith::DivSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, forOp.getInductionVar(),
+                            forOp.getLowerBound()),
+      forOp.getStep());
+  Value c = constI32(b, loc, stages);
+  Value slot = arith::RemSIOp::create(b, loc, it, c);
+  Value parity = arith::RemSIOp::create(
+      b, loc, arith::DivSIOp::create(b, loc, it, c), constI32(b, loc, 2));
+  tilegpu::MBarrierWaitOp::create(b, loc, bars, slot, parity);
+  gpu::BarrierOp::create(b, loc);
+  Value ahead = arith::AddIOp::create(b, loc, it, constI32(b, loc, depth));
+  issueCopies(b, loc, forOp, ops, bars, ahead,
+              arith::RemSIOp::create(b, loc, ahead, c), trips, bytes);
+  return success();
+}
+
+/// After `forOp`'s ring: the barriers invalidated while no thread uses
+/// them (nothing is in flight: no copy past the end was issued), so the
+/// bytes may serve the next loop's ring.
+void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages) {
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp->getContext());
+  Operation *last = forOp;
+  // After the wait for the last wgmma, if the loop leaves one in flight.
+  if (auto wait = dyn_cast_or_null<tilegpu::WaitMmaOp>(forOp->getNextNode()))
+    last = wait;
+  b.setInsertionPointAfter(last);
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t s = 0; s < stages; ++s)
+    tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, s));
+  gpu::BarrierOp::create(b, loc);
+}
+
 } // namespace
 
 FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
@@ -178,8 +272,7 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   if (ops[0].load == ops[1].load || !func)
     return false;
   auto aType = cast<RankedTensorType>(mma.getA().getType());
-  Type elemType = aType.getElementType();
-  int64_t eb = storageBytes(elemType);
+  int64_t eb = storageBytes(aType.getElementType());
   // A's rows are K long (128-byte panels, or 64-byte ones for K = 32
   // f16); B's [k][n] rows are N long, in 128-byte panels.
   if (!fitsTma(ops[0], forOp, warpgroupSwizzle(aType.getDimSize(1) * eb)) ||
@@ -192,61 +285,12 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
       ringSlots(mma, warpgroupRingStages(bytes), numStages, 3, bytes);
   if (failed(slots))
     return failure();
-  int64_t stages = *slots, depth = stages - 2;
-
-  // The tensor maps: one swizzled panel per box.
-  for (TmaOperand &o : ops) {
-    auto type = cast<RankedTensorType>(o.load.getType());
-    SmallVector<int64_t> box(type.getRank(), 1);
-    box[type.getRank() - 2] = o.rows;
-    box[type.getRank() - 1] = o.swizzle / eb;
-    FailureOr<Value> map =
-        tensorMapArg(func, o.array,
-                     tilegpu::TensorMapType::get(forOp.getContext(), box,
-                                                 elemType, o.swizzle));
-    if (failed(map))
-      return mma.emitError("cannot add a tensor-map argument to the kernel");
-    o.map = *map;
-    o.ring = allocRing(forOp, o.rows, o.cols, elemType, stages, o.swizzle, 0);
-  }
-
-  Location loc = forOp.getLoc();
-  OpBuilder b(forOp);
-  Value bars = tilegpu::AllocMBarriersOp::create(
-      b, loc, tilegpu::MBarriersType::get(forOp.getContext(), stages),
-      IntegerAttr());
-  for (int64_t s = 0; s < stages; ++s)
-    tilegpu::MBarrierInitOp::create(b, loc, bars, constI32(b, loc, s),
-                                    constI32(b, loc, 1));
-  Value trips = arith::MaxSIOp::create(
-      b, loc,
-      arith::CeilDivSIOp::create(b, loc,
-                                 arith::SubIOp::create(b, loc,
-                                                       forOp.getUpperBound(),
-                                                       forOp.getLowerBound()),
-                                 forOp.getStep()),
-      constI32(b, loc, 0));
-  for (int64_t s = 0; s < depth; ++s)
-    issueCopies(b, loc, forOp, ops, bars, constI32(b, loc, s),
-                constI32(b, loc, s), trips, bytes);
-
-  // The body: wait for this iteration's slot, pass the empty barrier, copy
-  // iteration it + depth, then the mma on this iteration's slots.
-  b.setInsertionPointToStart(body);
-  Value it = arith::DivSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, forOp.getInductionVar(),
-                            forOp.getLowerBound()),
-      forOp.getStep());
-  Value c = constI32(b, loc, stages);
-  Value slot = arith::RemSIOp::create(b, loc, it, c);
-  Value parity = arith::RemSIOp::create(
-      b, loc, arith::DivSIOp::create(b, loc, it, c), constI32(b, loc, 2));
-  tilegpu::MBarrierWaitOp::create(b, loc, bars, slot, parity);
-  gpu::BarrierOp::create(b, loc);
-  Value ahead = arith::AddIOp::create(b, loc, it, constI32(b, loc, depth));
-  issueCopies(b, loc, forOp, ops, bars, ahead,
-              arith::RemSIOp::create(b, loc, ahead, c), trips, bytes);
+  // The wgmma of iteration i stays in flight until iteration i + 1's mma
+  // waits for it: iteration i refills the slot of iteration i - 2.
+  int64_t stages = *slots;
+  Value bars;
+  if (failed(buildTmaRing(forOp, ops, stages, stages - 2, mma, bars)))
+    return failure();
   replaceWithSharedMma(mma, forOp, stages, ops[0].ring, ops[1].ring,
                        /*bTransposed=*/false, /*inFlight=*/true);
   for (Operation *view : views) // from the mma's operand down to the load
@@ -254,8 +298,8 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   for (TmaOperand &o : ops)
     o.load.erase();
 
-  // After the loop: the accumulators once the last wgmma is done; the
-  // barriers invalidated while no thread uses them.
+  // After the loop: the accumulators once the last wgmma is done.
+  OpBuilder b(forOp->getContext());
   b.setInsertionPointAfter(forOp);
   SmallVector<Value> accs;
   for (Value r : forOp.getResults())
@@ -263,14 +307,63 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
         type && type.getElementType().isF32())
       accs.push_back(r);
   if (!accs.empty()) {
-    auto wait = tilegpu::WaitMmaOp::create(b, loc, ValueRange(accs).getTypes(),
-                                           accs, /*pending=*/0);
+    auto wait = tilegpu::WaitMmaOp::create(
+        b, forOp.getLoc(), ValueRange(accs).getTypes(), accs, /*pending=*/0);
     for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
       acc.replaceAllUsesExcept(waited, wait);
   }
-  gpu::BarrierOp::create(b, loc);
-  for (int64_t s = 0; s < stages; ++s)
-    tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, s));
-  gpu::BarrierOp::create(b, loc);
+  closeTmaRing(forOp, bars, stages);
+  return true;
+}
+
+FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
+                                                   int64_t numStages) {
+  SmallVector<StreamedB> streamed;
+  if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed))
+    return false;
+  SmallVector<TmaOperand> ops;
+  Type elemType = streamed.front().load.getType().getElementType();
+  for (StreamedB &s : streamed) {
+    MmaTilingAttr tiling = s.mma.getTilingAttr();
+    if (!tiling || !tiling.isWarpgroup() ||
+        s.load.getType().getElementType() != elemType)
+      return false;
+    TmaOperand o;
+    o.load = s.load;
+    o.array = tmaArray(s.load);
+    // Each block is read as rows of 128-byte panels: K [n][d] for K^T
+    // (K-major), V [k][n] (N-major), as the cp.async ring lays them out.
+    if (!o.array || !s.load->hasOneUse() || !fitsTma(o, forOp, 128))
+      return false;
+    ops.push_back(std::move(o));
+  }
+  for (unsigned i = 0; i < ops.size(); ++i)
+    for (unsigned j = 0; j < i; ++j)
+      if (ops[i].load == ops[j].load)
+        return false;
+  int64_t bytes = 0;
+  for (TmaOperand &o : ops)
+    bytes += o.rows * o.cols * storageBytes(elemType);
+  // Q's staging and the reductions' scratch sit beside the ring, as for
+  // the cp.async ring.
+  FailureOr<int64_t> slots = ringSlots(streamed.front().mma, ringStages(bytes),
+                                       numStages, /*minimum=*/2, bytes);
+  if (failed(slots))
+    return failure();
+  // Every mma waits for its wgmma: iteration i refills the slot of
+  // iteration i - 1, which every thread finished before the block barrier.
+  int64_t stages = *slots;
+  Value bars;
+  if (failed(buildTmaRing(forOp, ops, stages, stages - 1, streamed.front().mma,
+                          bars)))
+    return failure();
+  for (auto [s, o] : llvm::zip(streamed, ops)) {
+    replaceWithSharedMma(s.mma, forOp, stages, Value(), o.ring, s.kMajor,
+                         /*inFlight=*/false);
+    for (Operation *view : s.chain)
+      view->erase();
+    o.load.erase();
+  }
+  closeTmaRing(forOp, bars, stages);
   return true;
 }

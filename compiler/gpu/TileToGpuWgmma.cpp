@@ -19,7 +19,8 @@
 // Attention-shaped loops (A in registers: Q's fragments hoisted in front of
 // the loop, or P from the chained mma; B = K^T or V from the ring) use
 // wgmma's register-A form through inline asm (the NVVM op only takes A from
-// shared memory) and wait for each result, which the softmax reads next.
+// shared memory) and wait for each result, which the softmax reads next
+// (or, `in_flight`, leave the wait to a tilegpu.wait_mma).
 //
 // The accumulator keeps the #tile.mma layout of mma.sync with warps
 // [4w, 1]: warp 4g + x of warpgroup g holds rows 64g + 16x (+ 16 * 4w * i)
@@ -178,7 +179,10 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   SmallVector<Value> all;
   for (ArrayRef<Value> block : blockAcc)
     llvm::append_range(all, block);
-  SmallVector<Value> done = waitCarrying(rewriter, loc, all, 0);
+  // In flight: a tilegpu.wait_mma after it takes the result (the ping-pong
+  // schedule passes the turn between the commit and the wait).
+  SmallVector<Value> done =
+      w->inFlight ? all : waitCarrying(rewriter, loc, all, 0);
   int64_t next = 0;
   for (ArrayRef<int64_t> block : index)
     for (int64_t reg : block)

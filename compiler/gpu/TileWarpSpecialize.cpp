@@ -28,6 +28,13 @@
 // another. Registers move from the producer, which needs a few for
 // coordinates, to the consumers' accumulators.
 //
+// A ring whose wgmmas are each waited for (attention's two, B from the
+// ring) releases the slot of iteration i after its last mma instead, and
+// with two consumer warpgroups (and the ping-pong option) their wgmmas take
+// turns: each waits on its warpgroup's named barrier before issuing and
+// arrives on the other's after, so one warpgroup's softmax overlaps the
+// other's mmas.
+//
 // Kernels it leaves alone: none or several TMA rings, or a ring loop inside
 // another loop (the persistent schedule).
 //
@@ -53,6 +60,11 @@ using namespace mlir::tile;
 
 namespace {
 
+/// Named barriers of the ping-pong schedule: warpgroup g waits on barrier
+/// kPingPongBarrier + g for its turn (0 is the block's, 1 the consumers',
+/// 2 the producer's; narrowRegionBarriers).
+constexpr int32_t kPingPongBarrier = 3;
+
 /// Registers per thread after setmaxnreg: the producer's few, and what the
 /// consumers may take of the 64K (2 x 128 x 232 + 128 x 40 = 64512).
 constexpr int32_t kProducerRegisters = 40;
@@ -68,7 +80,10 @@ struct TmaRing {
   gpu::BarrierOp blockBarrier;    // right after it
   scf::IfOp refill;               // copies iteration `ahead` into `slot`
   Value ahead, slot, trips;
-  tilegpu::MmaOp mma;
+  /// The ring's wgmmas: one left in flight across the back edge (a
+  /// matmul), or several each waited for (attention's two).
+  SmallVector<tilegpu::MmaOp> mmas;
+  bool inFlight() { return mmas.front().getInFlight(); }
   SmallVector<scf::IfOp> prologue; // iterations 0.. before the loop
 };
 
@@ -92,9 +107,7 @@ std::optional<TmaRing> matchRing(scf::ForOp forOp) {
         return std::nullopt;
       ring.wait = wait;
     } else if (auto mma = dyn_cast<tilegpu::MmaOp>(op)) {
-      if (ring.mma || !mma.getInFlight())
-        return std::nullopt;
-      ring.mma = mma;
+      ring.mmas.push_back(mma);
     } else if (auto ifOp = dyn_cast<scf::IfOp>(op);
                ifOp && ring.wait &&
                refillExpect(ifOp, ring.wait.getBarriers())) {
@@ -108,7 +121,15 @@ std::optional<TmaRing> matchRing(scf::ForOp forOp) {
       ring.blockBarrier = cast<gpu::BarrierOp>(op);
     }
   }
-  if (!ring.wait || !ring.mma || !ring.refill || !ring.blockBarrier ||
+  // An in-flight wgmma is released one iteration late: the loop's only.
+  if (ring.mmas.empty() ||
+      llvm::any_of(ring.mmas,
+                   [&](tilegpu::MmaOp mma) {
+                     return mma.getInFlight() != ring.inFlight();
+                   }) ||
+      (ring.inFlight() && ring.mmas.size() != 1))
+    return std::nullopt;
+  if (!ring.wait || !ring.refill || !ring.blockBarrier ||
       ring.refill.getNumResults() || ring.refill.elseBlock())
     return std::nullopt;
   ring.full =
@@ -188,19 +209,24 @@ void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
     b.clone(op, map);
 }
 
-/// The consumers' loop: no block barrier and no refill; the slot of the
-/// previous iteration released once this iteration's mma waited for it.
+/// The consumers' loop: no block barrier and no refill. An in-flight
+/// wgmma's slot is released one iteration later, once the next mma waited
+/// for it; otherwise the slot is released after the iteration's last mma.
 void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots) {
   scf::ForOp loop = ring.loop;
   Location loc = loop.getLoc();
   ring.blockBarrier.erase();
   ring.refill.erase();
-  b.setInsertionPointAfter(ring.mma);
+  b.setInsertionPointAfter(ring.mmas.back());
   Value it = arith::DivSIOp::create(
       b, loc,
       arith::SubIOp::create(b, loc, loop.getInductionVar(),
                             loop.getLowerBound()),
       loop.getStep());
+  if (!ring.inFlight()) {
+    tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, it, slots));
+    return;
+  }
   Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, it,
                                       constI32(b, loc, 1));
   auto ifLater = scf::IfOp::create(b, loc, later, /*withElseRegion=*/false);
@@ -210,7 +236,43 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots) {
                                     remI32(b, loc, previous, slots));
 }
 
-LogicalResult specialize(func::FuncOp func, int64_t consumerWarps) {
+/// Ping-pong between the two consumer warpgroups (FlashAttention-3's
+/// schedule): each wgmma of the loop waits for its warpgroup's turn,
+/// passes the turn to the other warpgroup once issued, then waits for its
+/// result. The tensor cores run one warpgroup's mma while the other
+/// computes on the last result (attention's softmax), instead of both
+/// warpgroups reaching their mmas, and their softmax, together.
+void pingPong(OpBuilder &b, TmaRing &ring, Value tid, int64_t consumerThreads) {
+  Location loc = ring.loop.getLoc();
+  b.setInsertionPoint(ring.loop);
+  Value turns = constI32(b, loc, consumerThreads);
+  Value group = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 128));
+  Value mine =
+      arith::AddIOp::create(b, loc, group, constI32(b, loc, kPingPongBarrier));
+  Value other = arith::SubIOp::create(
+      b, loc, constI32(b, loc, 2 * kPingPongBarrier + 1), mine);
+  // Warpgroup 1 hands warpgroup 0 the first turn.
+  Value second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
+                                       constI32(b, loc, 1));
+  auto first = scf::IfOp::create(b, loc, second, /*withElseRegion=*/false);
+  b.setInsertionPoint(first.thenBlock()->getTerminator());
+  NVVM::BarrierArriveOp::create(b, loc, constI32(b, loc, kPingPongBarrier),
+                                turns);
+  for (tilegpu::MmaOp mma : ring.mmas) {
+    b.setInsertionPoint(mma);
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, mine, turns, {}, Value());
+    mma.setInFlight(true);
+    b.setInsertionPointAfter(mma);
+    NVVM::BarrierArriveOp::create(b, loc, other, turns);
+    auto wait = tilegpu::WaitMmaOp::create(b, loc, TypeRange{mma.getType()},
+                                           ValueRange{mma.getResult()},
+                                           /*pending=*/0);
+    mma.getResult().replaceAllUsesExcept(wait.getResult(0), wait);
+  }
+}
+
+LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
+                         bool onlyAttention, bool withPingPong) {
   SmallVector<TmaRing> rings;
   bool nestedRing = false;
   func.walk([&](scf::ForOp forOp) {
@@ -222,7 +284,8 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps) {
         nestedRing = true;
     }
   });
-  if (rings.size() != 1 || nestedRing)
+  if (rings.size() != 1 || nestedRing ||
+      (onlyAttention && rings.front().inFlight()))
     return success();
   TmaRing &ring = rings.front();
   MLIRContext *ctx = func.getContext();
@@ -272,6 +335,8 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps) {
       consumer->getTerminator()->getIterator(), entry->getOperations(),
       ring.loop->getIterator(), returnOp->getIterator());
   trimConsumerLoop(b, ring, empty, slots);
+  if (withPingPong && !ring.inFlight() && consumerWarps == 8)
+    pingPong(b, ring, tid, consumerThreads);
 
   // The empty barriers go where the full ones are invalidated.
   Operation *lastInval = nullptr;
@@ -297,12 +362,19 @@ struct TileWarpSpecializePass
       module.emitError("tile-warp-specialize needs tile-map-threads first");
       return signalPassFailure();
     }
+    if (rings != "all" && rings != "attention") {
+      module.emitError() << "tile-warp-specialize: rings must be all or "
+                            "attention, not '"
+                         << rings << "'";
+      return signalPassFailure();
+    }
     // setmaxnreg hands registers between whole warpgroups.
     if (warps.getInt() % 4)
       return;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func->hasAttr("tile.kernel") &&
-          failed(specialize(func, warps.getInt())))
+          failed(
+              specialize(func, warps.getInt(), rings == "attention", pingPong)))
         return signalPassFailure();
   }
 };

@@ -80,8 +80,17 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.warpgroupMma = options["warpgroup_mma"].cast<bool>();
   if (options.contains("stage_stores"))
     opts.stageStores = options["stage_stores"].cast<bool>();
-  if (options.contains("warp_specialize"))
-    opts.warpSpecialize = options["warp_specialize"].cast<bool>();
+  if (options.contains("warp_specialize")) {
+    auto name = options["warp_specialize"].cast<std::string>();
+    std::optional<mlir::tile::WarpSpecialization> mode =
+        mlir::tile::parseWarpSpecialization(name);
+    if (!mode)
+      throw py::value_error(
+          "warp_specialize must be off, attention or all, not '" + name + "'");
+    opts.warpSpecialize = *mode;
+  }
+  if (options.contains("ping_pong"))
+    opts.pingPong = options["ping_pong"].cast<bool>();
   if (options.contains("nvptx_register_scheduling"))
     opts.nvptxRegisterScheduling =
         options["nvptx_register_scheduling"].cast<bool>();

@@ -191,8 +191,10 @@ def codegen_switches():
     async: the H200 ran the 4096^2 and 8192^2 matmuls 9-11% faster with TMA,
     and the GPU suite passed with it), TILE_WGMMA=0 (mma.sync instead of wgmma on sm_90),
     TILE_NVPTX_SCHED=source (LLVM's source-order scheduling instead of
-    register pressure), TILE_WARP_SPECIALIZE=1 (a producer warpgroup issues
-    a TMA ring's copies, tile-warp-specialize), TILE_STAGE_STORES=0 (mma
+    register pressure), TILE_WARP_SPECIALIZE=1|0 (a producer warpgroup
+    issues the copies of every TMA ring, or of none; by default of
+    attention's rings only: tile-warp-specialize), TILE_PING_PONG=1 (the
+    consumer warpgroups take turns at attention's wgmmas), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
     memory, tile-stage-stores)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
@@ -205,8 +207,10 @@ def codegen_switches():
         "mma_pipeline": pipeline,
         "warpgroup_mma": os.environ.get("TILE_WGMMA", "1") != "0",
         "nvptx_register_scheduling": os.environ.get("TILE_NVPTX_SCHED", "") != "source",
-        "warp_specialize": os.environ.get("TILE_WARP_SPECIALIZE", "") not in ("", "0"),
+        "warp_specialize": {"": "attention", "0": "off"}.get(
+            os.environ.get("TILE_WARP_SPECIALIZE", "").strip(), "all"),
         "stage_stores": os.environ.get("TILE_STAGE_STORES", "1") != "0",
+        "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
     }
 
 

@@ -11,6 +11,9 @@
 // Lowered: a 384-thread block; the producer's first thread issues the
 // copies, the consumers' block barriers are named barrier 1 of 256 threads.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize --tile-allocate-shared --convert-tile-to-gpu | FileCheck %s --check-prefix=GPU
+// rings=attention (the compiler's default) leaves a matmul's in-flight ring
+// alone.
+// RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention | FileCheck %s --check-prefix=ATTENTION
 // The cp.async ring has no full barriers to split around: unchanged.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma --tile-warp-specialize | FileCheck %s --check-prefix=ASYNC
 
@@ -59,6 +62,11 @@
 // GPU: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // GPU-NOT: gpu.barrier
 // GPU: gpu.return
+
+// ATTENTION-LABEL: func.func @matmul(
+// ATTENTION-NOT: warp_specialized
+// ATTENTION: tilegpu.mma {{.*}}in_flight
+// ATTENTION-NOT: warp_specialized
 
 // ASYNC-LABEL: func.func @matmul(
 // ASYNC-NOT: warp_specialized

@@ -102,11 +102,12 @@ def test_bench_attention_masks_only_the_diagonal(causal):
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq,bm,bn", [
     (1, 16, 16), (37, 16, 16), (64, 32, 32), (100, 32, 16), (100, 16, 32), (130, 64, 32),
-    (96, 32, 32)])
-def test_example_attention(seq, bm, bn, causal):
+    (96, 32, 32), (200, 128, 64)])
+@pytest.mark.parametrize("d", [32, 64])  # D=64: 128-byte rows, the TMA ring on sm_90
+def test_example_attention(seq, bm, bn, causal, d):
     dev = Device()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
-    q, k, v = qkv(np.random.default_rng(seq * 7 + bm + bn), 3, seq, 32, dtype)
+    q, k, v = qkv(np.random.default_rng(seq * 7 + bm + bn), 3, seq, d, dtype)
     got = FA["run"](FA["Device"](), q, k, v, causal, bm, bn)
     tol = 2e-2 if dtype == np.float16 else 1e-4
     assert_close(got, attention_ref(q, k, v, causal), rtol=tol, atol=tol)
@@ -162,6 +163,29 @@ def test_bench_attention(name, bh, seq, bm, bn, d, causal, request):
                                  BM=bm, BN=bn, D=d, CAUSAL=causal)
     tol = 2e-2 if dev.backend == "cuda" else 1e-3
     assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("env", [{"TILE_WARP_SPECIALIZE": "0"}, {"TILE_PING_PONG": "1"},
+                                 {"TILE_TMA": "0"}])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("bh,seq,bm,bn,d", [
+    (3, 384, 128, 128, 128), (2, 256, 128, 64, 64), (2, 128, 64, 64, 64)])
+def test_bench_attention_schedules(monkeypatch, env, bh, seq, bm, bn, d, causal):
+    """The attention schedules besides the default one (a producer
+    warpgroup feeding TMA rings, which test_bench_attention runs): no
+    producer, consumers taking turns at their wgmmas, the cp.async ring;
+    fresh kernels, since the options are read at compile time."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    kernels = _load("bench", "kernels.py")
+    dev = Device()
+    rng = np.random.default_rng(seq + bm * 3 + bn + d)
+    q, k, v = qkv(rng, bh, seq, d, np.float16)
+    o = dev.poisoned((bh, seq, d), np.float32)
+    kernels["attention"][(seq // bm, bh)](dev.put(q), dev.put(k), dev.put(v), o, d ** -0.5,
+                                          BM=bm, BN=bn, D=d, CAUSAL=causal)
+    assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=2e-2, atol=2e-2)
 
 
 # -- grouped order and the persistent matmul ---------------------------------

@@ -115,7 +115,8 @@ def test_compile_and_asm(fake):
     assert opts == {"num_warps": 8, "opt_level": 2, "num_stages": 0, "dump_dir": "",
                     "always_compile": False, "mma_pipeline": "tma",
                     "warpgroup_mma": True, "nvptx_register_scheduling": True,
-                    "warp_specialize": False, "stage_stores": True}
+                    "warp_specialize": "attention", "stage_stores": True,
+                    "ping_pong": False}
     k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # reuses the compiled kernel
     assert len(fake.compiled) == 1
 

@@ -146,6 +146,44 @@ def test_bench_matmuls_do_not_spill(tmp_path, tiles, env):
         info.stderr
 
 
+ATTENTION_SIG = ", ".join(["f16[128,4096,128]"] * 4) + ", f32"
+
+
+@needs_sm90
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
+@pytest.mark.parametrize("env,specialized", [
+    ({}, True),                           # the default: a producer warpgroup
+    ({"TILE_WARP_SPECIALIZE": "0"}, False),
+    ({"TILE_PING_PONG": "1"}, True),      # consumers taking turns
+    ({"TILE_TMA": "0"}, False),           # the cp.async ring
+])
+def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
+    """bench's attention at D=128: K and V through 3-d TMA boxes into
+    mbarrier rings (pipelineTmaB), by default from a producer warpgroup of
+    their own (tile-warp-specialize rings=attention: 384 threads, the
+    consumers at 232 registers); ping-pong adds named-barrier turns around
+    each wgmma; TILE_TMA=0 keeps the cp.async ring. ptxas: no spills."""
+    ptx = run_tilec([BENCH + "::attention", "--args", ATTENTION_SIG, "-D", "BM=128",
+                     "-D", "BN=128", "-D", "D=128", "-D", "CAUSAL=True", "--target", "sm_90",
+                     "--emit", "ptx"], tmp_path, **env).stdout
+    tma = env.get("TILE_TMA") != "0"
+    assert ("cp.async.bulk.tensor.3d" in ptx) == tma
+    assert ("cp.async.cg.shared.global" in ptx) == (not tma)
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 16
+    assert (".maxntid 384, 1, 1" in ptx) == specialized
+    assert bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == specialized
+    turns = re.findall(r"bar\.arrive %r\d+, 256;", ptx)
+    assert len(turns) == (2 if "TILE_PING_PONG" in env else 0)
+    src = tmp_path / "attention.ptx"
+    src.write_text(ptx)
+    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
+                           str(tmp_path / "attention.cubin")], capture_output=True,
+                          text=True, timeout=300)
+    assert info.returncode == 0, info.stderr
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in info.stderr, \
+        info.stderr
+
+
 @needs_sm90
 @pytest.mark.parametrize("tma", ["1", "0"])
 def test_batched_matmul_streams_through_the_rings(tmp_path, tma):
