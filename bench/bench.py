@@ -344,8 +344,9 @@ def run_attention(shapes):
 
 def run_attention_backward(shapes):
     """The FlashAttention-2 backward of examples/flash_attention_backward.py
-    (dQ, dK, dV from O and the row lse) against torch's autograd of SDPA's
-    backward, f16; the forward runs once outside the timing for both."""
+    (dQ, dK, dV from O and the row lse; 128 keys per dK/dV program, 128
+    queries per dQ program) against torch's autograd of SDPA's backward,
+    f16; the forward runs once outside the timing for both."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import flash_attention_backward as FAB
     for (Bz, H, L, D) in shapes:
@@ -369,7 +370,8 @@ def run_attention_backward(shapes):
             got = []
 
             def tile_bwd():
-                got[:] = FAB.backward(dev, q, k, v, out, lse, dout, causal, 64, 64)
+                got[:] = FAB.backward(dev, q, k, v, out, lse, dout, causal, 64, 64,
+                                      dkdv_blocks=(64, 128), dq_blocks=(128, 64))
 
             def check():
                 for g, r in zip(got, ref):

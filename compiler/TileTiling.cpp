@@ -164,10 +164,10 @@ MmaTilingAttr mlir::tile::getMmaTiling(MmaOp op, int numWarps, bool rowsOnly) {
 
 LoadOp mlir::tile::findLoadThroughView(Value v, Block *block,
                                        SmallVectorImpl<Operation *> *chain,
-                                       bool *transposed) {
+                                       bool *transposed, bool sharedViews) {
   bool permuted = false;
   while (Operation *def = v.getDefiningOp()) {
-    if (!v.hasOneUse() || def->getBlock() != block)
+    if ((!sharedViews && !v.hasOneUse()) || def->getBlock() != block)
       return {};
     if (auto load = dyn_cast<LoadOp>(def)) {
       if (load.getOrder())
@@ -238,6 +238,23 @@ static bool copiesWholeRows(LoadOp load, bool rank2 = true) {
          getMemoryOrder(load) == MemoryOrder::weak;
 }
 
+/// Whether every use of `v` (a load, or a view of it) is a view whose uses
+/// are too, or an mma reading it as B: a block several mmas read through
+/// views of their own, which tile-pipeline-mma streams through one ring.
+static bool onlyViewedAsB(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto mma = dyn_cast<MmaOp>(user)) {
+      if (&use != &mma.getBMutable())
+        return false;
+      continue;
+    }
+    if (!isa<ReshapeOp, PermuteOp>(user) || !onlyViewedAsB(user->getResult(0)))
+      return false;
+  }
+  return true;
+}
+
 /// Whether a warpgroup mma streams A through the cp.async ring (matmul)
 /// rather than taking it from registers (Q, or P from the chained mma).
 static bool readsAFromRing(MmaOp op, bool chained) {
@@ -302,7 +319,9 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
   // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
-  if (!loop || !findLoadThroughView(op.getB(), op->getBlock()))
+  LoadOp bLoad = findLoadThroughView(op.getB(), op->getBlock(), nullptr,
+                                     nullptr, /*sharedViews=*/true);
+  if (!loop || !bLoad || !onlyViewedAsB(bLoad.getResult()))
     return {};
   bool aInRing = readsAFromRing(op, chained);
   bool aInRegs = chained || loop.isDefinedOutsideOfLoop(op.getA());

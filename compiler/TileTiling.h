@@ -48,10 +48,12 @@ MmaTilingAttr getMmaTiling(MmaOp op, int numWarps, bool rowsOnly);
 /// The tile.load `v` is read from through single-use reshapes and at most
 /// one 2-d transpose (K^T of a (1, N, D) block), all in `block`, or null.
 /// `chain` gets the view ops from `v` down; `transposed` whether one is a
-/// transpose.
+/// transpose. `sharedViews`: the views and the load may have other uses
+/// (the caller accounts for them: one block several mmas read).
 LoadOp findLoadThroughView(Value v, Block *block,
                            SmallVectorImpl<Operation *> *chain = nullptr,
-                           bool *transposed = nullptr);
+                           bool *transposed = nullptr,
+                           bool sharedViews = false);
 
 /// The tile.load `v` is, possibly behind single-use reshapes (in `block`)
 /// that only drop leading unit dimensions: one batch's block of a batched

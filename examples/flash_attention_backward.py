@@ -68,19 +68,21 @@ def _query_block(q, dout, lse, delta, bh, i, BM, D):
     return Q, dO, lse_rows, delta_rows
 
 
-# Eight warps for the two gradient kernels: at D = 128 with 64 x 64 blocks
-# ptxas spills 13 KB per thread of attention_dkdv on four warps, 1 KB on
-# eight (attention_dq: 9 KB and 0.5 KB). Not yet timed on a GPU.
+# Eight warps: two warpgroups. Every product of attention_dkdv has the BN
+# keys as its rows (S^T = K Q^T, dP^T = V dO^T, dV += P^T dO, dK += dS^T Q)
+# and every product of attention_dq the BM queries (S = Q K^T, dP = dO V^T,
+# dQ += dS K), so with 128 of them each is a warpgroup mma (wgmma) on sm_90:
+# the block loaded before the loop (K and V, or Q and dO) is its A, copied
+# once into shared memory, and the block the loop loads is its B, streamed
+# through a TMA ring that both of the mmas reading it share.
 @tile.kernel(num_warps=8)
 def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
                    BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                    CAUSAL: tile.Constant[bool]):
     bh, kb = tile.bid(1), tile.bid(0)
     K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
-    Kt = tile.transpose(K)
-    Vt = tile.transpose(tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)),
-                                     (BN, D)))
-    cols = kb * BN + tile.arange(BN)
+    V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    keys = kb * BN + tile.arange(BN)
     dK = tile.zeros((BN, D), tile.float32)
     dV = tile.zeros((BN, D), tile.float32)
     first = 0
@@ -88,12 +90,17 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
         first = kb * BN // BM
     for i in tile.range(first, tile.cdiv(seq, BM)):
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, i, BM, D)
-        rows = i * BM + tile.arange(BM)
-        p = _probabilities(Q, Kt, lse_rows, rows, cols, seq, scale, CAUSAL)
-        dV = tile.mma(tile.transpose(p.astype(dO.dtype)), dO, dV)
-        dp = tile.mma(dO, Vt, tile.zeros((BM, BN), tile.float32))
-        ds = p * (dp - delta_rows[:, None])
-        dK = tile.mma(tile.transpose(ds.astype(Q.dtype)), Q, dK)
+        queries = i * BM + tile.arange(BM)
+        # P^T: the transpose of _probabilities' P, keys along the rows.
+        st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
+        valid = (keys[:, None] < seq) & (queries[None, :] < seq)
+        if CAUSAL:
+            valid = valid & (keys[:, None] <= queries[None, :])
+        pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
+        dV = tile.mma(pt.astype(dO.dtype), dO, dV)
+        dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
+        dst = pt * (dpt - delta_rows[None, :])
+        dK = tile.mma(dst.astype(Q.dtype), Q, dK)
     tile.store(dk, index=(bh, kb, 0), tile=tile.reshape((dK * scale).astype(dk.dtype), (1, BN, D)))
     tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
 
@@ -111,11 +118,10 @@ def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
         n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
     for j in tile.range(n_blocks):
         K = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
-        Vt = tile.transpose(tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)),
-                                         (BN, D)))
+        V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
         cols = j * BN + tile.arange(BN)
         p = _probabilities(Q, tile.transpose(K), lse_rows, rows, cols, seq, scale, CAUSAL)
-        dp = tile.mma(dO, Vt, tile.zeros((BM, BN), tile.float32))
+        dp = tile.mma(dO, tile.transpose(V), tile.zeros((BM, BN), tile.float32))
         ds = p * (dp - delta_rows[:, None])
         dQ = tile.mma(ds.astype(K.dtype), K, dQ)
     tile.store(dq, index=(bh, qb, 0), tile=tile.reshape((dQ * scale).astype(dq.dtype), (1, BM, D)))
@@ -131,17 +137,24 @@ def forward(dev, q, k, v, causal, bm, bn):
     return out, lse
 
 
-def backward(dev, q, k, v, out, lse, dout, causal, bm, bn):
-    """dQ, dK, dV (device arrays) from the forward's O and lse."""
+def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
+             dq_blocks=None):
+    """dQ, dK, dV (device arrays) from the forward's O and lse. Each
+    gradient kernel takes (BM, BN) = (bm, bn) unless given its own
+    (`dkdv_blocks`, `dq_blocks`): 128 rows of its products are one mma per
+    warpgroup, (64, 128) and (128, 64) on sm_90."""
     batch_heads, seq, d = q.shape
     scale = 1.0 / math.sqrt(d)
     delta = dev.empty((batch_heads, seq), np.float32)
     attention_delta[(tile.cdiv(seq, bm), batch_heads)](out, dout, delta, BM=bm, D=d)
     dq, dk, dv = (dev.empty((batch_heads, seq, d), np.float32) for _ in range(3))
-    attention_dkdv[(tile.cdiv(seq, bn), batch_heads)](
-        q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=bm, BN=bn, D=d, CAUSAL=causal)
-    attention_dq[(tile.cdiv(seq, bm), batch_heads)](
-        q, k, v, dout, lse, delta, dq, seq, scale, BM=bm, BN=bn, D=d, CAUSAL=causal)
+    kv_bm, kv_bn = dkdv_blocks or (bm, bn)
+    q_bm, q_bn = dq_blocks or (bm, bn)
+    attention_dkdv[(tile.cdiv(seq, kv_bn), batch_heads)](
+        q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
+        CAUSAL=causal)
+    attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
+        q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d, CAUSAL=causal)
     return dq, dk, dv
 
 

@@ -422,7 +422,7 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
 /// entry per mma, its index slice collected; false if some mma's B does not
 /// come from such a load (or, with `in16Bytes`, one cp.async cannot copy).
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
-                      SmallVectorImpl<StreamedB> &out) {
+                      SmallVectorImpl<StreamedB> &out, bool sharedLoads) {
   Block *body = forOp.getBody();
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
@@ -431,7 +431,8 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
     StreamedB o;
     o.mma = mma;
     bool transposed = false;
-    o.load = findLoadThroughView(mma.getB(), body, &o.chain, &transposed);
+    o.load = findLoadThroughView(mma.getB(), body, &o.chain, &transposed,
+                                 sharedLoads);
     if (!o.load || !isPlainBlockLoad(o.load) ||
         (in16Bytes && !copiesIn16Bytes(o.load)))
       return false;

@@ -63,8 +63,11 @@ struct StreamedB {
 };
 /// Whether every mma of `forOp`'s body reads B from a plain block load of
 /// the body (16-byte copies with `in16Bytes`); one entry per mma in `out`.
+/// `sharedLoads`: a load several mmas read (through views of their own or
+/// shared ones) is one entry per mma; the caller gives them one ring.
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
-                      SmallVectorImpl<StreamedB> &out);
+                      SmallVectorImpl<StreamedB> &out,
+                      bool sharedLoads = false);
 /// The TMA ring of a matmul-shaped sm_90 wgmma loop (TilePipelineMmaTma.cpp);
 /// false when the loop or its operands do not qualify (the caller then
 /// tries the cp.async ring).

@@ -226,7 +226,8 @@ LogicalResult buildTmaRing(scf::ForOp forOp, MutableArrayRef<TmaOperand> ops,
 /// After `forOp`'s ring: the barriers invalidated while no thread uses
 /// them (nothing is in flight: no copy past the end was issued), so the
 /// bytes may serve the next loop's ring.
-void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages) {
+void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages,
+                  Value invariantBar = Value()) {
   Location loc = forOp.getLoc();
   OpBuilder b(forOp->getContext());
   Operation *last = forOp;
@@ -237,6 +238,8 @@ void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages) {
   gpu::BarrierOp::create(b, loc);
   for (int64_t s = 0; s < stages; ++s)
     tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, s));
+  if (invariantBar)
+    tilegpu::MBarrierInvalOp::create(b, loc, invariantBar, constI32(b, loc, 0));
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -316,31 +319,144 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   return true;
 }
 
+/// Whether every use of the loads and views in `streamed` (from their
+/// mmas' B down) is one of those views or mmas: erasing them after the
+/// rewrite leaves nothing reading the loaded registers.
+static bool onlyStreamedUses(ArrayRef<StreamedB> streamed) {
+  llvm::SmallPtrSet<Operation *, 16> known;
+  for (const StreamedB &s : streamed) {
+    known.insert(s.mma);
+    known.insert(s.chain.begin(), s.chain.end());
+  }
+  for (const StreamedB &s : streamed) {
+    SmallVector<Operation *> ops(s.chain.begin(), s.chain.end());
+    ops.push_back(s.load);
+    for (Operation *op : ops)
+      for (Operation *user : op->getUsers())
+        if (!known.contains(user))
+          return false;
+  }
+  return true;
+}
+
+/// A wgmma's A that is a block loaded in front of the loop (attention's Q,
+/// the backward's K and V): TMA copies it once into a one-slot buffer the
+/// wgmma reads, instead of fragments held in registers by the whole loop.
+struct InvariantA {
+  StreamedB *streamed;
+  TmaOperand op;
+  SmallVector<Operation *> views;
+};
+
+/// The invariant A of `s.mma`, if TMA can fill a wgmma's A buffer from it.
+static std::optional<InvariantA> invariantA(StreamedB &s, scf::ForOp forOp) {
+  InvariantA a;
+  a.streamed = &s;
+  a.op.load = findLoadThroughUnitReshapes(s.mma.getA(), forOp->getBlock(),
+                                          &a.views);
+  if (!a.op.load || !tmaLoadable(a.op.load) ||
+      a.op.load.getType().getElementType() !=
+          s.load.getType().getElementType())
+    return std::nullopt;
+  a.op.array = tmaArray(a.op.load);
+  auto aType = cast<RankedTensorType>(s.mma.getA().getType());
+  int64_t eb = storageBytes(aType.getElementType());
+  if (!a.op.array ||
+      !fitsTma(a.op, forOp, warpgroupSwizzle(aType.getDimSize(1) * eb)))
+    return std::nullopt;
+  return a;
+}
+
+/// Copies every invariant A into its buffer in front of `forOp` (one
+/// mbarrier `bar`, waited for by every thread right before the loop;
+/// closeTmaRing invalidates it).
+static LogicalResult copyInvariants(scf::ForOp forOp,
+                                    MutableArrayRef<InvariantA> invariants,
+                                    Value &bar) {
+  if (invariants.empty())
+    return success();
+  auto func = forOp->getParentOfType<func::FuncOp>();
+  Location loc = forOp.getLoc();
+  OpBuilder b(forOp);
+  bar = tilegpu::AllocMBarriersOp::create(
+      b, loc, tilegpu::MBarriersType::get(forOp.getContext(), 1),
+      IntegerAttr());
+  Value zero = constI32(b, loc, 0);
+  tilegpu::MBarrierInitOp::create(b, loc, bar, zero, constI32(b, loc, 1));
+  gpu::BarrierOp::create(b, loc);
+  int64_t bytes = 0;
+  for (InvariantA &a : invariants)
+    bytes += a.op.rows * a.op.cols *
+             storageBytes(a.op.load.getType().getElementType());
+  tilegpu::MBarrierExpectTxOp::create(b, loc, bar, zero,
+                                      constI32(b, loc, bytes));
+  for (InvariantA &a : invariants) {
+    auto type = cast<RankedTensorType>(a.op.load.getType());
+    Type elemType = type.getElementType();
+    SmallVector<int64_t> box(type.getRank(), 1);
+    box[type.getRank() - 2] = a.op.rows;
+    box[type.getRank() - 1] = a.op.swizzle / storageBytes(elemType);
+    FailureOr<Value> map = tensorMapArg(
+        func, a.op.array,
+        tilegpu::TensorMapType::get(forOp.getContext(), box, elemType,
+                                    a.op.swizzle));
+    if (failed(map))
+      return a.streamed->mma.emitError(
+          "cannot add a tensor-map argument to the kernel");
+    a.op.map = *map;
+    a.op.ring = allocRing(forOp, a.op.rows, a.op.cols, elemType, 1,
+                          a.op.swizzle, 0);
+    SmallVector<Value> coords;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d)
+      coords.push_back(arith::MulIOp::create(
+          b, loc, a.op.load.getIndices()[d],
+          constI32(b, loc, type.getDimSize(d))));
+    auto ringType = cast<tilegpu::SharedBufferType>(a.op.ring.getType());
+    Value dst = tilegpu::SlotOp::create(b, loc, ringType.withSlots(1),
+                                        a.op.ring, zero);
+    tilegpu::TmaLoadOp::create(b, loc, a.op.map, coords, dst, bar, zero);
+  }
+  tilegpu::MBarrierWaitOp::create(b, loc, bar, zero, zero);
+  return success();
+}
+
 FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
                                                    int64_t numStages) {
   SmallVector<StreamedB> streamed;
-  if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed))
+  if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed,
+                        /*sharedLoads=*/true) ||
+      !onlyStreamedUses(streamed))
     return false;
+  // One ring per distinct load: a block read as B by several wgmmas (the
+  // backward's Q as Q^T and as Q) fills one.
   SmallVector<TmaOperand> ops;
+  SmallVector<unsigned> ringOf;
   Type elemType = streamed.front().load.getType().getElementType();
   for (StreamedB &s : streamed) {
     MmaTilingAttr tiling = s.mma.getTilingAttr();
     if (!tiling || !tiling.isWarpgroup() ||
         s.load.getType().getElementType() != elemType)
       return false;
+    auto known = llvm::find_if(
+        ops, [&](const TmaOperand &o) { return o.load == s.load; });
+    if (known != ops.end()) {
+      ringOf.push_back(known - ops.begin());
+      continue;
+    }
     TmaOperand o;
     o.load = s.load;
     o.array = tmaArray(s.load);
     // Each block is read as rows of 128-byte panels: K [n][d] for K^T
     // (K-major), V [k][n] (N-major), as the cp.async ring lays them out.
-    if (!o.array || !s.load->hasOneUse() || !fitsTma(o, forOp, 128))
+    if (!o.array || !fitsTma(o, forOp, 128))
       return false;
+    ringOf.push_back(ops.size());
     ops.push_back(std::move(o));
   }
-  for (unsigned i = 0; i < ops.size(); ++i)
-    for (unsigned j = 0; j < i; ++j)
-      if (ops[i].load == ops[j].load)
-        return false;
+  SmallVector<InvariantA> invariants;
+  for (StreamedB &s : streamed)
+    if (std::optional<InvariantA> a = invariantA(s, forOp))
+      invariants.push_back(std::move(*a));
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * storageBytes(elemType);
@@ -353,17 +469,58 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
   // Every mma waits for its wgmma: iteration i refills the slot of
   // iteration i - 1, which every thread finished before the block barrier.
   int64_t stages = *slots;
-  Value bars;
+  Value bars, invariantBar;
   if (failed(buildTmaRing(forOp, ops, stages, stages - 1, streamed.front().mma,
-                          bars)))
+                          bars)) ||
+      failed(copyInvariants(forOp, invariants, invariantBar)))
     return failure();
-  for (auto [s, o] : llvm::zip(streamed, ops)) {
-    replaceWithSharedMma(s.mma, forOp, stages, Value(), o.ring, s.kMajor,
-                         /*inFlight=*/false);
-    for (Operation *view : s.chain)
-      view->erase();
-    o.load.erase();
+  for (auto [s, ring] : llvm::zip(streamed, ringOf)) {
+    Value aBuffer;
+    for (InvariantA &a : invariants)
+      if (a.streamed == &s)
+        aBuffer = a.op.ring;
+    if (!aBuffer) {
+      replaceWithSharedMma(s.mma, forOp, stages, Value(), ops[ring].ring,
+                           s.kMajor, /*inFlight=*/false);
+      continue;
+    }
+    // A from its one slot, B from this iteration's slot of the ring.
+    OpBuilder b(s.mma);
+    Location loc = s.mma.getLoc();
+    Value slot = ringSlotAt(b, loc, forOp, forOp.getInductionVar(), 0, stages);
+    auto slotOf = [&](Value buffer, Value index) -> Value {
+      auto type = cast<tilegpu::SharedBufferType>(buffer.getType());
+      return tilegpu::SlotOp::create(b, loc, type.withSlots(1), buffer, index);
+    };
+    auto shared = tilegpu::MmaOp::create(
+        b, loc, s.mma.getType(), slotOf(aBuffer, constI32(b, loc, 0)),
+        slotOf(ops[ring].ring, slot), s.mma.getAcc(), s.kMajor,
+        /*inFlight=*/false, s.mma.getFastAccumulation(),
+        s.mma.getTilingAttr());
+    s.mma.getResult().replaceAllUsesWith(shared.getResult());
+    s.mma.erase();
   }
-  closeTmaRing(forOp, bars, stages);
+  // The views and loads nothing reads any more (shared ones once all their
+  // mmas are rewritten), the invariant A's included when unused.
+  llvm::SetVector<Operation *> unique;
+  for (StreamedB &s : streamed) {
+    unique.insert(s.chain.begin(), s.chain.end());
+    unique.insert(s.load);
+  }
+  for (InvariantA &a : invariants) {
+    unique.insert(a.views.begin(), a.views.end());
+    unique.insert(a.op.load);
+  }
+  SmallVector<Operation *> dead(unique.begin(), unique.end());
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *&op : dead)
+      if (op && op->use_empty()) {
+        op->erase();
+        op = nullptr;
+        erased = true;
+      }
+  }
+  closeTmaRing(forOp, bars, stages, invariantBar);
   return true;
 }

@@ -184,6 +184,46 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
         info.stderr
 
 
+BACKWARD = os.path.join(ROOT, "examples", "flash_attention_backward.py")
+BACKWARD_SIG = {
+    "attention_dkdv": ", ".join(["f16[128,4096,128]"] * 4 + ["f32[128,4096]"] * 2 +
+                                ["f32[128,4096,128]"] * 2) + ", i32, f32",
+    "attention_dq": ", ".join(["f16[128,4096,128]"] * 4 + ["f32[128,4096]"] * 2 +
+                              ["f32[128,4096,128]"]) + ", i32, f32",
+}
+
+
+@needs_sm90
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
+@pytest.mark.parametrize("kernel,bm,bn,wide,narrow", [
+    ("attention_dkdv", 64, 128, 8, 16),   # dV += P^T dO, dK += dS^T Q: n = D = 128
+    ("attention_dq", 128, 64, 4, 16),     # dQ += dS K
+])
+def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow):
+    """The backward's gradient kernels at D=128: every product a wgmma of
+    128 rows; the block loaded in front of the loop (K and V, or Q and dO)
+    read by wgmma from shared memory, copied there once by TMA, and the
+    loop's blocks (Q and dO, or K and V) streamed through TMA rings that
+    the two wgmmas reading each block share, from a producer warpgroup.
+    ptxas: under 128 bytes of spills (mma.sync from registers spilled 2 KB)."""
+    ptx = run_tilec([BACKWARD + "::" + kernel, "--args", BACKWARD_SIG[kernel],
+                     "-D", f"BM={bm}", "-D", f"BN={bn}", "-D", "D=128", "-D", "CAUSAL=True",
+                     "--target", "sm_90", "--emit", "ptx"], tmp_path).stdout
+    assert "mma.sync" not in ptx
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == wide
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16") == narrow
+    assert "cp.async.bulk.tensor.3d" in ptx and "cp.async.cg" not in ptx
+    assert ".maxntid 384, 1, 1" in ptx
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
+                           str(tmp_path / "k.cubin")], capture_output=True, text=True,
+                          timeout=300)
+    assert info.returncode == 0, info.stderr
+    spilled = re.search(r"(\d+) bytes spill stores", info.stderr)
+    assert spilled and int(spilled.group(1)) < 128, info.stderr
+
+
 @needs_sm90
 @pytest.mark.parametrize("tma", ["1", "0"])
 def test_batched_matmul_streams_through_the_rings(tmp_path, tma):
