@@ -323,6 +323,12 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                      nullptr, /*sharedViews=*/true);
   if (!loop || !bLoad || !onlyViewedAsB(bLoad.getResult()))
     return {};
+  // A block several mmas read streams only through a ring (one per block):
+  // whole 16-byte rows, which both the TMA and the cp.async ring copy.
+  if (!bLoad->hasOneUse() &&
+      !copiesWholeRows(bLoad,
+                       cast<RankedTensorType>(bLoad.getType()).getRank() == 2))
+    return {};
   bool aInRing = readsAFromRing(op, chained);
   bool aInRegs = chained || loop.isDefinedOutsideOfLoop(op.getA());
   if (!aInRing && !aInRegs)

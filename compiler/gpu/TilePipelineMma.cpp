@@ -452,13 +452,58 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
   return !out.empty();
 }
 
+/// Whether every use of the loads and views in `streamed` (from their
+/// mmas' B down) is one of those views or mmas: erasing them after the
+/// rewrite leaves nothing reading the loaded registers.
+bool onlyStreamedUses(ArrayRef<StreamedB> streamed) {
+  llvm::SmallPtrSet<Operation *, 16> known;
+  for (const StreamedB &s : streamed) {
+    known.insert(s.mma);
+    known.insert(s.chain.begin(), s.chain.end());
+  }
+  for (const StreamedB &s : streamed) {
+    SmallVector<Operation *> ops(s.chain.begin(), s.chain.end());
+    ops.push_back(s.load);
+    for (Operation *op : ops)
+      for (Operation *user : op->getUsers())
+        if (!known.contains(user))
+          return false;
+  }
+  return true;
+}
+
+/// Erases the views and loads of `streamed` (and `extra`) that nothing
+/// reads once their mmas were rewritten; shared ones go with their last
+/// reader.
+void eraseStreamedViews(ArrayRef<StreamedB> streamed,
+                        ArrayRef<Operation *> extra) {
+  llvm::SetVector<Operation *> unique;
+  for (const StreamedB &s : streamed) {
+    unique.insert(s.chain.begin(), s.chain.end());
+    unique.insert(s.load);
+  }
+  unique.insert(extra.begin(), extra.end());
+  SmallVector<Operation *> dead(unique.begin(), unique.end());
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *&op : dead)
+      if (op && op->use_empty()) {
+        op->erase();
+        op = nullptr;
+        erased = true;
+      }
+  }
+}
+
 /// Every mma of the loop reads its B from a cp.async ring (attention's K^T
 /// and V); A stays where it is (registers, or fragments hoisted in front
 /// of the loop). False if some mma's B does not come from a suitable load.
 FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
   Block *body = forOp.getBody();
   SmallVector<StreamedB> operands;
-  if (!collectStreamedB(forOp, /*in16Bytes=*/true, operands))
+  if (!collectStreamedB(forOp, /*in16Bytes=*/true, operands,
+                        /*sharedLoads=*/true) ||
+      !onlyStreamedUses(operands))
     return false;
   int64_t slotBytes = 0;
   // wgmma reads B as 128-byte swizzled panels of the loaded block (no
@@ -475,7 +520,15 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     unsigned rank = type.getRank();
     return std::pair(type.getDimSize(rank - 2), type.getDimSize(rank - 1));
   };
+  // One ring per distinct load (a block two mmas read fills one): the
+  // first entry of each load owns it.
+  auto owner = [&](StreamedB &o) -> StreamedB & {
+    return *llvm::find_if(operands,
+                          [&](StreamedB &e) { return e.load == o.load; });
+  };
   for (StreamedB &o : operands) {
+    if (&owner(o) != &o)
+      continue;
     auto [rows, cols] = blockOf(o.load);
     int64_t eb = storageBytes(o.load.getType().getElementType());
     slotBytes += warpgroup ? rows * cols * eb
@@ -490,26 +543,28 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
     return failure();
   int64_t stages = *slots;
   for (StreamedB &o : operands) {
-    auto [rows, cols] = blockOf(o.load);
-    Type elemType = o.load.getType().getElementType();
-    o.ring = allocRing(forOp, rows, cols, elemType, stages, warpgroup ? 128 : 0,
-                       cols + 16 / storageBytes(elemType));
-    replaceWithSharedMma(o.mma, forOp, stages, Value(), o.ring, o.kMajor,
+    StreamedB &first = owner(o);
+    if (&first == &o) {
+      auto [rows, cols] = blockOf(o.load);
+      Type elemType = o.load.getType().getElementType();
+      o.ring =
+          allocRing(forOp, rows, cols, elemType, stages, warpgroup ? 128 : 0,
+                    cols + 16 / storageBytes(elemType));
+    }
+    replaceWithSharedMma(o.mma, forOp, stages, Value(), first.ring, o.kMajor,
                          /*inFlight=*/false);
-    for (Operation *op : o.chain)
-      op->erase();
   }
   emitRing(forOp, stages, RingSync{warpgroup, /*lag=*/false},
            [&](OpBuilder &b, Value iv, Value slot) -> Value {
              SmallVector<Value> tokens;
              for (StreamedB &o : operands)
-               tokens.push_back(copyInto(b, forOp, o.slice.getArrayRef(),
-                                         o.load, iv, o.ring, slot));
+               if (o.ring)
+                 tokens.push_back(copyInto(b, forOp, o.slice.getArrayRef(),
+                                           o.load, iv, o.ring, slot));
              return tilegpu::AsyncGroupOp::create(
                  b, forOp.getLoc(), b.getType<tilegpu::TokenType>(), tokens);
            });
-  for (StreamedB &o : operands)
-    o.load.erase();
+  eraseStreamedViews(operands);
   return true;
 }
 

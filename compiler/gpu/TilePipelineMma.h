@@ -68,6 +68,12 @@ struct StreamedB {
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
                       SmallVectorImpl<StreamedB> &out,
                       bool sharedLoads = false);
+/// Whether every use of the loads and views of `streamed` is one of them or
+/// their mmas (nothing else reads the registers the rings replace).
+bool onlyStreamedUses(ArrayRef<StreamedB> streamed);
+/// Erases the views and loads of `streamed` (and `extra`) left unused.
+void eraseStreamedViews(ArrayRef<StreamedB> streamed,
+                        ArrayRef<Operation *> extra = {});
 /// The TMA ring of a matmul-shaped sm_90 wgmma loop (TilePipelineMmaTma.cpp);
 /// false when the loop or its operands do not qualify (the caller then
 /// tries the cp.async ring).

@@ -319,26 +319,6 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   return true;
 }
 
-/// Whether every use of the loads and views in `streamed` (from their
-/// mmas' B down) is one of those views or mmas: erasing them after the
-/// rewrite leaves nothing reading the loaded registers.
-static bool onlyStreamedUses(ArrayRef<StreamedB> streamed) {
-  llvm::SmallPtrSet<Operation *, 16> known;
-  for (const StreamedB &s : streamed) {
-    known.insert(s.mma);
-    known.insert(s.chain.begin(), s.chain.end());
-  }
-  for (const StreamedB &s : streamed) {
-    SmallVector<Operation *> ops(s.chain.begin(), s.chain.end());
-    ops.push_back(s.load);
-    for (Operation *op : ops)
-      for (Operation *user : op->getUsers())
-        if (!known.contains(user))
-          return false;
-  }
-  return true;
-}
-
 /// A wgmma's A that is a block loaded in front of the loop (attention's Q,
 /// the backward's K and V): TMA copies it once into a one-slot buffer the
 /// wgmma reads, instead of fragments held in registers by the whole loop.
@@ -502,25 +482,12 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
   }
   // The views and loads nothing reads any more (shared ones once all their
   // mmas are rewritten), the invariant A's included when unused.
-  llvm::SetVector<Operation *> unique;
-  for (StreamedB &s : streamed) {
-    unique.insert(s.chain.begin(), s.chain.end());
-    unique.insert(s.load);
-  }
+  SmallVector<Operation *> extra;
   for (InvariantA &a : invariants) {
-    unique.insert(a.views.begin(), a.views.end());
-    unique.insert(a.op.load);
+    extra.append(a.views.begin(), a.views.end());
+    extra.push_back(a.op.load);
   }
-  SmallVector<Operation *> dead(unique.begin(), unique.end());
-  for (bool erased = true; erased;) {
-    erased = false;
-    for (Operation *&op : dead)
-      if (op && op->use_empty()) {
-        op->erase();
-        op = nullptr;
-        erased = true;
-      }
-  }
+  eraseStreamedViews(streamed, extra);
   closeTmaRing(forOp, bars, stages, invariantBar);
   return true;
 }

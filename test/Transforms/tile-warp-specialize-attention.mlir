@@ -4,6 +4,8 @@
 // one full mbarrier per slot, no cp.async; each mma still waits for its
 // result, so iteration i refills the slot of iteration i - 1 (S - 1 = 3
 // iterations copied in front of the loop).
+// The shared-ring case (one block two wgmmas read, the backward's Q as Q^T
+// and Q) is pinned by test_tma.py's test_attention_backward_runs_on_wgmma.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads=num-warps=8 --tile-pipeline-mma=mma-pipelining=tma | FileCheck %s --check-prefix=RING
 // tile-warp-specialize rings=attention splits it: the consumers release
 // the slot of iteration i after its last mma (no block barrier, no lag).
@@ -20,17 +22,26 @@
 // RING-NOT: tilegpu.async_copy
 // RING: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // RING-COUNT-3: tilegpu.mbarrier_arrive_expect_tx %[[FULL]][%{{.*}}], %c16384_i32
-// RING: scf.for
+// Q, loaded in front of the loop, is copied once by TMA into a one-slot
+// buffer (its own mbarrier, waited for right before the loop) that the
+// first wgmma reads as A.
+// RING: %[[QBAR:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<1>
+// RING: %[[Q:.*]] = tilegpu.alloc_shared : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+// RING: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[QBAR]]
+// RING: tilegpu.mbarrier_wait %[[QBAR]]
+// RING-NEXT: scf.for
 // RING: tilegpu.mbarrier_wait %[[FULL]]
 // RING-NEXT: gpu.barrier
 // RING: tilegpu.mbarrier_arrive_expect_tx %[[FULL]]
 // RING: tilegpu.tma_load
 // RING: tilegpu.tma_load
-// RING: tilegpu.mma %{{.*}} {b_transposed, tiling
+// RING: %[[QSLOT:.*]] = tilegpu.slot %[[Q]]
+// RING: tilegpu.mma %[[QSLOT]], %{{.*}} {b_transposed, tiling
 // RING: math.exp2
 // RING: tilegpu.mma %{{.*}} {tiling
 // RING-NOT: tilegpu.async_copy
 // RING: tilegpu.mbarrier_inval %[[FULL]]
+// RING: tilegpu.mbarrier_inval %[[QBAR]]
 
 // WS-LABEL: func.func @attention(
 // WS: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
