@@ -49,6 +49,20 @@ def _ptx(tmp_path, sig, **env):
                       "--emit", "ptx"], tmp_path, **env).stdout
 
 
+def _ptxas_info(tmp_path, ptx, name):
+    """ptxas -v's report on `ptx` (sm_90a), after checking it assembles."""
+    src = tmp_path / f"{name}.ptx"
+    src.write_text(ptx)
+    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
+                           str(tmp_path / f"{name}.cubin")], capture_output=True,
+                          text=True, timeout=300)
+    assert info.returncode == 0, info.stderr
+    return info.stderr
+
+
+NO_SPILLS = "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+
+
 # -- the specialization key -------------------------------------------------
 
 def test_key_marks_what_tma_can_describe():
@@ -136,14 +150,8 @@ def test_bench_matmuls_do_not_spill(tmp_path, tiles, env):
                      "f16[4096,4096], f16[4096,4096], f16[4096,4096]",
                      "-D", f"BM={bm}", "-D", f"BN={bn}", "-D", "BK=64", "-D", "GROUP=8",
                      "--target", "sm_90", "--emit", "ptx"], tmp_path, **env).stdout
-    src = tmp_path / "matmul.ptx"
-    src.write_text(ptx)
-    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
-                           str(tmp_path / "matmul.cubin")], capture_output=True,
-                          text=True, timeout=300)
-    assert info.returncode == 0, info.stderr
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in info.stderr, \
-        info.stderr
+    report = _ptxas_info(tmp_path, ptx, "matmul")
+    assert NO_SPILLS in report, report
 
 
 ATTENTION_SIG = ", ".join(["f16[128,4096,128]"] * 4) + ", f32"
@@ -174,14 +182,8 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
     assert bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == specialized
     turns = re.findall(r"bar\.arrive %r\d+, 256;", ptx)
     assert len(turns) == (2 if "TILE_PING_PONG" in env else 0)
-    src = tmp_path / "attention.ptx"
-    src.write_text(ptx)
-    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
-                           str(tmp_path / "attention.cubin")], capture_output=True,
-                          text=True, timeout=300)
-    assert info.returncode == 0, info.stderr
-    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in info.stderr, \
-        info.stderr
+    report = _ptxas_info(tmp_path, ptx, "attention")
+    assert NO_SPILLS in report, report
 
 
 BACKWARD = os.path.join(ROOT, "examples", "flash_attention_backward.py")
@@ -218,14 +220,9 @@ def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow
     assert ("cp.async.bulk.tensor.3d" in ptx) == (tma == "1")
     assert ("cp.async.cg" in ptx) == (tma == "0")
     assert (".maxntid 384, 1, 1" in ptx) == (tma == "1")
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    info = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(src), "-o",
-                           str(tmp_path / "k.cubin")], capture_output=True, text=True,
-                          timeout=300)
-    assert info.returncode == 0, info.stderr
-    spilled = re.search(r"(\d+) bytes spill stores", info.stderr)
-    assert spilled and int(spilled.group(1)) < (128 if tma == "1" else 256), info.stderr
+    report = _ptxas_info(tmp_path, ptx, "k")
+    spilled = re.search(r"(\d+) bytes spill stores", report)
+    assert spilled and int(spilled.group(1)) < (128 if tma == "1" else 256), report
 
 
 @needs_sm90
