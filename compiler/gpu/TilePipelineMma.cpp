@@ -304,9 +304,11 @@ void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
   Location loc = mma.getLoc();
   Value slot =
       ringSlotAt(b, loc, forOp, forOp.getInductionVar(), /*ahead=*/0, stages);
+  // A one-slot buffer (an A copied once, in front of the loop) at slot 0.
   auto slotOf = [&](Value ring) -> Value {
     auto type = cast<tilegpu::SharedBufferType>(ring.getType());
-    return tilegpu::SlotOp::create(b, loc, type.withSlots(1), ring, slot);
+    Value index = type.getSlots() == 1 ? constI32(b, loc, 0) : slot;
+    return tilegpu::SlotOp::create(b, loc, type.withSlots(1), ring, index);
   };
   Value a = aRing ? slotOf(aRing) : mma.getA();
   auto shared = tilegpu::MmaOp::create(

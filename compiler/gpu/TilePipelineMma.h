@@ -19,6 +19,8 @@ namespace mlir::tile::pipeline {
 /// depends on; false when one cannot be re-evaluated for another iteration.
 bool collectIndexSlice(Value v, scf::ForOp forOp,
                        llvm::SetVector<Operation *> &slice);
+/// Whether `op` (or an op in it) may write memory.
+bool writesMemory(Operation *op);
 /// Whether `load` reads a plain block: a 2-d block (possibly behind unit
 /// dimensions) of a unit-inner-stride array, zero-padded, unordered, weak.
 /// What both the cp.async and the TMA rings can copy.
@@ -41,7 +43,8 @@ Value ringSlotAt(OpBuilder &b, Location loc, scf::ForOp forOp, Value iv,
 /// A ring of `stages` slots of `rows` x `cols` blocks in front of `forOp`.
 Value allocRing(scf::ForOp forOp, int64_t rows, int64_t cols, Type elemType,
                 int64_t stages, int64_t swizzle, int64_t rowStride);
-/// `mma` rewritten as a tilegpu.mma on this iteration's slots.
+/// `mma` rewritten as a tilegpu.mma on this iteration's slots (slot 0 of a
+/// one-slot A buffer).
 void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
                           Value aRing, Value bRing, bool bTransposed,
                           bool inFlight);

@@ -118,6 +118,42 @@ FailureOr<Value> tensorMapArg(func::FuncOp func, BlockArgument array,
   return Value(func.getArgument(n));
 }
 
+/// `o.map` and `o.ring`: the tensor map of `o.array` with one swizzled
+/// panel per box, and a buffer of `slots` slots in front of `forOp`.
+LogicalResult makeMapAndRing(TmaOperand &o, scf::ForOp forOp, int64_t slots,
+                             Operation *where) {
+  auto type = cast<RankedTensorType>(o.load.getType());
+  Type elemType = type.getElementType();
+  SmallVector<int64_t> box(type.getRank(), 1);
+  box[type.getRank() - 2] = o.rows;
+  box[type.getRank() - 1] = o.swizzle / storageBytes(elemType);
+  FailureOr<Value> map =
+      tensorMapArg(forOp->getParentOfType<func::FuncOp>(), o.array,
+                   tilegpu::TensorMapType::get(forOp.getContext(), box,
+                                               elemType, o.swizzle));
+  if (failed(map))
+    return where->emitError("cannot add a tensor-map argument to the kernel");
+  o.map = *map;
+  o.ring = allocRing(forOp, o.rows, o.cols, elemType, slots, o.swizzle, 0);
+  return success();
+}
+
+/// The TMA copy of `o.load`'s block (its indices through `map`) into slot
+/// `slot` of `o.ring`, arriving on barrier `slot` of `bars`.
+void copyBlock(OpBuilder &b, Location loc, TmaOperand &o, IRMapping &map,
+               Value bars, Value barrier, Value slot) {
+  auto type = cast<RankedTensorType>(o.load.getType());
+  SmallVector<Value> coords;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d)
+    coords.push_back(arith::MulIOp::create(
+        b, loc, map.lookupOrDefault(o.load.getIndices()[d]),
+        constI32(b, loc, type.getDimSize(d))));
+  auto ringType = cast<tilegpu::SharedBufferType>(o.ring.getType());
+  Value dst =
+      tilegpu::SlotOp::create(b, loc, ringType.withSlots(1), o.ring, slot);
+  tilegpu::TmaLoadOp::create(b, loc, o.map, coords, dst, bars, barrier);
+}
+
 /// The copies of iteration `j` (i32) into slot `slot` of the rings, when
 /// j < `trips`: thread 0 expects `bytes` on barrier `slot` and issues
 /// each operand's TMA copies at the block's element coordinates (the
@@ -140,16 +176,7 @@ void issueCopies(OpBuilder &b, Location loc, scf::ForOp forOp,
     map.map(forOp.getInductionVar(), iv);
     for (Operation *op : o.slice)
       b.clone(*op, map);
-    auto type = cast<RankedTensorType>(o.load.getType());
-    SmallVector<Value> coords;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d)
-      coords.push_back(arith::MulIOp::create(
-          b, loc, map.lookupOrDefault(o.load.getIndices()[d]),
-          constI32(b, loc, type.getDimSize(d))));
-    auto ringType = cast<tilegpu::SharedBufferType>(o.ring.getType());
-    Value dst =
-        tilegpu::SlotOp::create(b, loc, ringType.withSlots(1), o.ring, slot);
-    tilegpu::TmaLoadOp::create(b, loc, o.map, coords, dst, bars, slot);
+    copyBlock(b, loc, o, map, bars, slot, slot);
   }
 }
 
@@ -162,27 +189,13 @@ void issueCopies(OpBuilder &b, Location loc, scf::ForOp forOp,
 LogicalResult buildTmaRing(scf::ForOp forOp, MutableArrayRef<TmaOperand> ops,
                            int64_t stages, int64_t depth, Operation *where,
                            Value &bars) {
-  auto func = forOp->getParentOfType<func::FuncOp>();
-  Type elemType = ops.front().load.getType().getElementType();
-  int64_t eb = storageBytes(elemType);
+  int64_t eb = storageBytes(ops.front().load.getType().getElementType());
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * eb;
-  // The tensor maps: one swizzled panel per box.
-  for (TmaOperand &o : ops) {
-    auto type = cast<RankedTensorType>(o.load.getType());
-    SmallVector<int64_t> box(type.getRank(), 1);
-    box[type.getRank() - 2] = o.rows;
-    box[type.getRank() - 1] = o.swizzle / eb;
-    FailureOr<Value> map =
-        tensorMapArg(func, o.array,
-                     tilegpu::TensorMapType::get(forOp.getContext(), box,
-                                                 elemType, o.swizzle));
-    if (failed(map))
-      return where->emitError("cannot add a tensor-map argument to the kernel");
-    o.map = *map;
-    o.ring = allocRing(forOp, o.rows, o.cols, elemType, stages, o.swizzle, 0);
-  }
+  for (TmaOperand &o : ops)
+    if (failed(makeMapAndRing(o, forOp, stages, where)))
+      return failure();
 
   Location loc = forOp.getLoc();
   OpBuilder b(forOp);
@@ -322,22 +335,27 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
 /// A wgmma's A that is a block loaded in front of the loop (attention's Q,
 /// the backward's K and V): TMA copies it once into a one-slot buffer the
 /// wgmma reads, instead of fragments held in registers by the whole loop.
+/// One buffer per load, whatever number of wgmmas read it.
 struct InvariantA {
-  StreamedB *streamed;
   TmaOperand op;
   SmallVector<Operation *> views;
 };
 
-/// The invariant A of `s.mma`, if TMA can fill a wgmma's A buffer from it.
+/// The invariant A of `s.mma`, if TMA can fill a wgmma's A buffer from it:
+/// nothing between the load and the loop writes memory (the copy is issued
+/// right before the loop).
 static std::optional<InvariantA> invariantA(StreamedB &s, scf::ForOp forOp) {
   InvariantA a;
-  a.streamed = &s;
   a.op.load = findLoadThroughUnitReshapes(s.mma.getA(), forOp->getBlock(),
                                           &a.views);
   if (!a.op.load || !tmaLoadable(a.op.load) ||
       a.op.load.getType().getElementType() !=
           s.load.getType().getElementType())
     return std::nullopt;
+  for (Operation *op = a.op.load->getNextNode(); op != forOp;
+       op = op->getNextNode())
+    if (writesMemory(op))
+      return std::nullopt;
   a.op.array = tmaArray(a.op.load);
   auto aType = cast<RankedTensorType>(s.mma.getA().getType());
   int64_t eb = storageBytes(aType.getElementType());
@@ -355,7 +373,6 @@ static LogicalResult copyInvariants(scf::ForOp forOp,
                                     Value &bar) {
   if (invariants.empty())
     return success();
-  auto func = forOp->getParentOfType<func::FuncOp>();
   Location loc = forOp.getLoc();
   OpBuilder b(forOp);
   bar = tilegpu::AllocMBarriersOp::create(
@@ -371,30 +388,10 @@ static LogicalResult copyInvariants(scf::ForOp forOp,
   tilegpu::MBarrierExpectTxOp::create(b, loc, bar, zero,
                                       constI32(b, loc, bytes));
   for (InvariantA &a : invariants) {
-    auto type = cast<RankedTensorType>(a.op.load.getType());
-    Type elemType = type.getElementType();
-    SmallVector<int64_t> box(type.getRank(), 1);
-    box[type.getRank() - 2] = a.op.rows;
-    box[type.getRank() - 1] = a.op.swizzle / storageBytes(elemType);
-    FailureOr<Value> map = tensorMapArg(
-        func, a.op.array,
-        tilegpu::TensorMapType::get(forOp.getContext(), box, elemType,
-                                    a.op.swizzle));
-    if (failed(map))
-      return a.streamed->mma.emitError(
-          "cannot add a tensor-map argument to the kernel");
-    a.op.map = *map;
-    a.op.ring = allocRing(forOp, a.op.rows, a.op.cols, elemType, 1,
-                          a.op.swizzle, 0);
-    SmallVector<Value> coords;
-    for (int64_t d = type.getRank() - 1; d >= 0; --d)
-      coords.push_back(arith::MulIOp::create(
-          b, loc, a.op.load.getIndices()[d],
-          constI32(b, loc, type.getDimSize(d))));
-    auto ringType = cast<tilegpu::SharedBufferType>(a.op.ring.getType());
-    Value dst = tilegpu::SlotOp::create(b, loc, ringType.withSlots(1),
-                                        a.op.ring, zero);
-    tilegpu::TmaLoadOp::create(b, loc, a.op.map, coords, dst, bar, zero);
+    if (failed(makeMapAndRing(a.op, forOp, 1, a.op.load)))
+      return failure();
+    IRMapping same;
+    copyBlock(b, loc, a.op, same, bar, zero, zero);
   }
   tilegpu::MBarrierWaitOp::create(b, loc, bar, zero, zero);
   return success();
@@ -434,9 +431,20 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
     ops.push_back(std::move(o));
   }
   SmallVector<InvariantA> invariants;
-  for (StreamedB &s : streamed)
-    if (std::optional<InvariantA> a = invariantA(s, forOp))
+  SmallVector<int> invariantOf; // per streamed mma, -1: A stays in registers
+  for (StreamedB &s : streamed) {
+    std::optional<InvariantA> a = invariantA(s, forOp);
+    auto known = !a ? invariants.end()
+                    : llvm::find_if(invariants, [&](const InvariantA &k) {
+                        return k.op.load == a->op.load;
+                      });
+    invariantOf.push_back(!a ? -1
+                          : known != invariants.end()
+                              ? known - invariants.begin()
+                              : invariants.size());
+    if (a && known == invariants.end())
       invariants.push_back(std::move(*a));
+  }
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * storageBytes(elemType);
@@ -454,32 +462,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
                           bars)) ||
       failed(copyInvariants(forOp, invariants, invariantBar)))
     return failure();
-  for (auto [s, ring] : llvm::zip(streamed, ringOf)) {
-    Value aBuffer;
-    for (InvariantA &a : invariants)
-      if (a.streamed == &s)
-        aBuffer = a.op.ring;
-    if (!aBuffer) {
-      replaceWithSharedMma(s.mma, forOp, stages, Value(), ops[ring].ring,
-                           s.kMajor, /*inFlight=*/false);
-      continue;
-    }
-    // A from its one slot, B from this iteration's slot of the ring.
-    OpBuilder b(s.mma);
-    Location loc = s.mma.getLoc();
-    Value slot = ringSlotAt(b, loc, forOp, forOp.getInductionVar(), 0, stages);
-    auto slotOf = [&](Value buffer, Value index) -> Value {
-      auto type = cast<tilegpu::SharedBufferType>(buffer.getType());
-      return tilegpu::SlotOp::create(b, loc, type.withSlots(1), buffer, index);
-    };
-    auto shared = tilegpu::MmaOp::create(
-        b, loc, s.mma.getType(), slotOf(aBuffer, constI32(b, loc, 0)),
-        slotOf(ops[ring].ring, slot), s.mma.getAcc(), s.kMajor,
-        /*inFlight=*/false, s.mma.getFastAccumulation(),
-        s.mma.getTilingAttr());
-    s.mma.getResult().replaceAllUsesWith(shared.getResult());
-    s.mma.erase();
-  }
+  for (auto [s, ring, a] : llvm::zip(streamed, ringOf, invariantOf))
+    replaceWithSharedMma(s.mma, forOp, stages,
+                         a < 0 ? Value() : invariants[a].op.ring,
+                         ops[ring].ring, s.kMajor, /*inFlight=*/false);
   // The views and loads nothing reads any more (shared ones once all their
   // mmas are rewritten), the invariant A's included when unused.
   SmallVector<Operation *> extra;

@@ -43,6 +43,13 @@
 // RING: tilegpu.mbarrier_inval %[[FULL]]
 // RING: tilegpu.mbarrier_inval %[[QBAR]]
 
+// A store between Q's load and the loop: the copy would be issued after it,
+// so Q stays in registers (no one-slot buffer, no mbarrier of its own).
+// RING-LABEL: func.func @store_between(
+// RING-NOT: tilegpu.mbarriers<1>
+// RING: scf.for
+// RING: tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} {b_transposed, tiling{{.*}} : tensor<128x64xf16
+
 // WS-LABEL: func.func @attention(
 // WS: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // WS: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
@@ -107,6 +114,32 @@ func.func @attention(%Q: !tile.array<?x?xf16, strides = [?, 1], align = 16, div 
     %s = tile.mma %q, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
     %p = math.exp2 %s : tensor<128x64xf32>
     %p16 = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xf16>
+    %r = tile.mma %p16, %v, %acc : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    scf.yield %r : tensor<128x64xf32>
+  }
+  %o16 = arith.truncf %o : tensor<128x64xf32> to tensor<128x64xf16>
+  tile.store %O[%pm, %c0], %o16 : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, tensor<128x64xf16>
+  return
+}
+
+func.func @store_between(%Q: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                         %K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                         %V: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                         %O: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                         %n: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %q = tile.load %Q[%pm, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+  %ones = arith.constant dense<1.0> : tensor<128x64xf16>
+  tile.store %Q[%pm, %c0], %ones : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, tensor<128x64xf16>
+  %o = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %k = tile.load %K[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xf16>
+    %v = tile.load %V[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xf16>
+    %kt = tile.permute %k, [1, 0] : tensor<64x64xf16> -> tensor<64x64xf16>
+    %s = tile.mma %q, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %p16 = arith.truncf %s : tensor<128x64xf32> to tensor<128x64xf16>
     %r = tile.mma %p16, %v, %acc : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
     scf.yield %r : tensor<128x64xf32>
   }
