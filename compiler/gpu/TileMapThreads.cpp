@@ -532,8 +532,10 @@ public:
     func.walk([&](ConvertLayoutOp c) { converts.push_back(c); });
     for (ConvertLayoutOp c : converts) {
       Attribute want = getTensorType(c.getResult()).getEncoding();
-      if (!canRetype(c.getSrc(), want, 0))
+      if (!canRetype(c.getSrc(), want, 0)) {
+        narrowBroadcastConversion(c);
         continue;
+      }
       retype(c.getSrc(), want);
       if (c.getSrc().getType() == c.getType()) {
         c.getResult().replaceAllUsesWith(c.getSrc());
@@ -565,6 +567,70 @@ private:
 
   Attribute sliceOf(Attribute layout, unsigned axis) {
     return SliceLayoutAttr::get(ctx, axis, layout);
+  }
+
+  /// convert_layout(broadcast(expand_dims(x))) moves every replicated
+  /// element through shared memory (attention's backward broadcast a row
+  /// vector into a 128x64 tile twice per iteration this way: most of its
+  /// time). Converting x instead, where it is defined (outside the loop when
+  /// it is loop-invariant), and broadcasting it in the wanted layout moves
+  /// only x's elements.
+  void narrowBroadcastConversion(ConvertLayoutOp c) {
+    SmallVector<Operation *> chain; // from the convert's source upwards
+    SmallVector<Attribute> chainLayouts;
+    Attribute layout = getTensorType(c.getResult()).getEncoding();
+    Value root = c.getSrc();
+    bool broadcasts = false;
+    while (Operation *def = root.getDefiningOp()) {
+      if (auto expand = dyn_cast<ExpandDimsOp>(def)) {
+        chain.push_back(def);
+        chainLayouts.push_back(layout);
+        layout = sliceOf(layout, expand.getAxis());
+        root = expand.getSrc();
+      } else if (auto bcast = dyn_cast<BroadcastOp>(def)) {
+        chain.push_back(def);
+        chainLayouts.push_back(layout);
+        root = bcast.getSrc();
+        broadcasts = true;
+      } else {
+        break;
+      }
+    }
+    if (!broadcasts)
+      return;
+    auto rootType = getTensorType(root);
+    Value converted = root;
+    if (rootType.getEncoding() != layout) {
+      // Next to the use, unless x comes from an enclosing region (a loop's
+      // invariant): then once, where x is defined.
+      OpBuilder b(c);
+      if (root.getParentRegion() != c->getParentRegion()) {
+        if (Operation *def = root.getDefiningOp())
+          b.setInsertionPointAfter(def);
+        else
+          b.setInsertionPointToStart(cast<BlockArgument>(root).getOwner());
+      }
+      converted = ConvertLayoutOp::create(
+          b, c.getLoc(),
+          RankedTensorType::get(rootType.getShape(), rootType.getElementType(),
+                                layout),
+          root);
+    }
+    OpBuilder b(c);
+    for (int i = chain.size() - 1; i >= 0; --i) {
+      IRMapping mapping;
+      mapping.map(chain[i]->getOperand(0), converted);
+      Operation *clone = b.clone(*chain[i], mapping);
+      auto type = getTensorType(clone->getResult(0));
+      clone->getResult(0).setType(RankedTensorType::get(
+          type.getShape(), type.getElementType(), chainLayouts[i]));
+      converted = clone->getResult(0);
+    }
+    c.getResult().replaceAllUsesWith(converted);
+    c.erase();
+    for (Operation *op : chain)
+      if (op->use_empty())
+        op->erase();
   }
 
   bool canRetype(Value v, Attribute layout, int depth) {

@@ -296,8 +296,8 @@ func.func @for_in_if(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div 
 // and f32 scalars; the mma is in one branch, a row reduction added to the
 // accumulator in the other. The accumulator keeps the mma layout through
 // every region argument and result; the only conversion is the reduced
-// rows' (a blocked tile) into the accumulator's layout, as without
-// control flow.
+// rows' (the 64-element vector, not the tile it is broadcast to) into the
+// slice of the accumulator's layout, as without control flow.
 // CHECK: #[[$MMA:.*]] = #tile.mma<{version = 2, warpsPerCTA = [2, 2]}>
 // CHECK-LABEL: func.func @nested
 // CHECK-NOT: tile.convert_layout
@@ -309,7 +309,9 @@ func.func @for_in_if(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div 
 // CHECK: tile.mma %{{.*}}, %{{.*}}, %[[ACC]] : {{.*}} -> tensor<64x64xf32, #[[$MMA]]>
 // CHECK: } else {
 // CHECK: tile.reduce
-// CHECK: %[[ROWS:.*]] = tile.convert_layout %{{.*}} -> tensor<64x64xf32, #[[$MMA]]>
+// CHECK: tile.convert_layout %{{.*}} : tensor<64xf32, #{{.*}}> -> tensor<64xf32, #{{.*}}>
+// CHECK-NEXT: tile.expand_dims
+// CHECK-NEXT: %[[ROWS:.*]] = tile.broadcast %{{.*}} -> tensor<64x64xf32, #[[$MMA]]>
 // CHECK-NEXT: arith.addf %[[ACC]], %[[ROWS]] : tensor<64x64xf32, #[[$MMA]]>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.store {{.*}}, tensor<64x64xf32, #[[$MMA]]>
@@ -358,5 +360,52 @@ func.func @nested(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 1
   %sp = tile.splat %res#1 : tensor<64x64xf32>
   %out = arith.addf %res#0, %sp : tensor<64x64xf32>
   tile.store %C[%pm, %pn], %out : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
+// A row vector broadcast against an mma's result (attention backward's
+// lse and delta): the vector is converted to the slice of the mma layout,
+// not the broadcast 64x64 tile (which went through shared memory every
+// iteration). Loop-invariant (%lse): converted once, before the loop;
+// loaded in the loop (%delta): converted there, next to its use.
+// CHECK: #[[$M:.*]] = #tile.mma<
+// CHECK: #[[$S:.*]] = #tile.slice<{dim = 0, parent = #[[$M]]}>
+// CHECK-LABEL: func.func @broadcast_row_vector
+// CHECK: %[[L:.*]] = tile.reshape
+// CHECK-NEXT: %[[LS:.*]] = tile.convert_layout %[[L]] : tensor<64xf32, #{{.*}}> -> tensor<64xf32, #[[$S]]>
+// CHECK: scf.for
+// CHECK: tile.mma
+// CHECK: tile.expand_dims %[[LS]], 0 : tensor<64xf32, #[[$S]]> -> tensor<1x64xf32, #[[$M]]>
+// CHECK: tile.broadcast {{.*}} -> tensor<64x64xf32, #[[$M]]>
+// CHECK: tile.convert_layout {{.*}} : tensor<64xf32, #{{.*}}> -> tensor<64xf32, #[[$S]]>
+// CHECK-NEXT: tile.expand_dims {{.*}} -> tensor<1x64xf32, #[[$M]]>
+// CHECK-NOT: tile.convert_layout {{.*}}x64xf32
+// CHECK: scf.yield
+func.func @broadcast_row_vector(%a: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                                %v: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                                %o: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                                %n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %l2 = tile.load %v[%c0, %c0] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<1x64xf32>
+  %lse = tile.reshape %l2 : tensor<1x64xf32> -> tensor<64xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32>) : i32 {
+    %x = tile.load %a[%i, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xf16>
+    %s = tile.mma %x, %x, %zero : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf32>
+    %le = tile.expand_dims %lse, 0 : tensor<64xf32> -> tensor<1x64xf32>
+    %lb = tile.broadcast %le : tensor<1x64xf32> -> tensor<64x64xf32>
+    %d0 = arith.subf %s, %lb : tensor<64x64xf32>
+    %d2 = tile.load %v[%i, %c0] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<1x64xf32>
+    %delta = tile.reshape %d2 : tensor<1x64xf32> -> tensor<64xf32>
+    %de = tile.expand_dims %delta, 0 : tensor<64xf32> -> tensor<1x64xf32>
+    %db = tile.broadcast %de : tensor<1x64xf32> -> tensor<64x64xf32>
+    %d1 = arith.mulf %d0, %db : tensor<64x64xf32>
+    %next = arith.addf %acc, %d1 : tensor<64x64xf32>
+    scf.yield %next : tensor<64x64xf32>
+  }
+  tile.store %o[%c0, %c0], %r : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<64x64xf32>
   return
 }
