@@ -175,6 +175,23 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   mapPm.addPass(createCanonicalizerPass());
   if (failed(runStage(module, mapPm, "mapped", opts, bin.stages, failure)))
     return mlir::failure();
+  // tilec resumes from IR it takes to be mapped; the passes below read every
+  // tensor's layout.
+  Value unmapped;
+  module.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(v.getType()))
+        if (!type.getEncoding() && !unmapped)
+          unmapped = v;
+  });
+  if (unmapped) {
+    failure.stage = "pipelined";
+    failure.message = "error: a tensor has no thread layout after stage "
+                      "'mapped' (IR given as mapped must have them): " +
+                      unmapped.getDefiningOp()->getName().getStringRef().str() +
+                      "\n";
+    return mlir::failure();
+  }
   if (auto warps = module->getAttrOfType<IntegerAttr>(kNumWarpsAttr))
     bin.numWarps = warps.getInt();
 

@@ -100,7 +100,7 @@ int64_t roomAt(func::FuncOp func, Operation *at) {
 Value mmaTileOf(Value v, ReshapeOp &reshape, arith::TruncFOp &truncate) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getRank() == 2)
-    return isa<MmaLayoutAttr>(type.getEncoding()) ? v : Value();
+    return isa_and_present<MmaLayoutAttr>(type.getEncoding()) ? v : Value();
   if (!v.hasOneUse())
     return {};
   if ((truncate = v.getDefiningOp<arith::TruncFOp>())) {
@@ -114,7 +114,8 @@ Value mmaTileOf(Value v, ReshapeOp &reshape, arith::TruncFOp &truncate) {
   Value src = reshape.getSrc();
   auto srcType = cast<RankedTensorType>(src.getType());
   ArrayRef<int64_t> shape = type.getShape();
-  if (srcType.getRank() != 2 || !isa<MmaLayoutAttr>(srcType.getEncoding()) ||
+  if (srcType.getRank() != 2 ||
+      !isa_and_present<MmaLayoutAttr>(srcType.getEncoding()) ||
       shape.take_back(2) != srcType.getShape() ||
       llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
     return {};

@@ -227,6 +227,8 @@ def detect_stage(text):
         before = [s for s in order[:order.index(failed)] if _is_mlir(s, t)] \
             if failed in order else []
         return (before[-1] if before else "tile"), target
+    # Comments (a lit test's CHECK lines) name what the IR may not hold.
+    text = "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("//"))
     if "gpu.module" in text:
         if "gpu.func" in text:
             return "gpu", "sm_90"

@@ -133,6 +133,41 @@ def test_detect_stage():
     repro = ("// tile reproducer: the input of stage 'bufferized' of kernel 'k', which "
              "failed.\n// Replay: tilec /tmp/r.mlir --emit bufferized --target cpu\n")
     assert tilec.detect_stage(repro) == ("host", "cpu")
+    # A lit test's CHECK lines name layouts the IR itself does not have yet.
+    assert tilec.detect_stage("// CHECK: #[[$M:.*]] = #tile.mma<{version = 2}>\n"
+                              "module attributes {tile.num_warps = 4 : i32} {") == \
+        ("tiled", "sm_90")
+
+
+UNMAPPED_MMA = """!A = !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>
+!C = !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>
+module attributes {tile.num_warps = 4 : i32} {
+  func.func @mm(%a: !A, %b: !A, %c: !C) attributes {tile.kernel} {
+    %c0 = arith.constant 0 : i32
+    %x = tile.load %a[%c0, %c0] : !A -> tensor<64x32xf16>
+    %y = tile.load %b[%c0, %c0] : !A -> tensor<32x64xf16>
+    %z = arith.constant dense<0.0> : tensor<64x64xf32>
+    %r = tile.mma %x, %y, %z : tensor<64x32xf16>, tensor<32x64xf16> -> tensor<64x64xf32>
+    tile.store %c[%c0, %c0], %r : !C, tensor<64x64xf32>
+    return
+  }
+}
+"""
+
+
+@needs_tile
+def test_ir_taken_for_mapped_without_layouts_is_an_error(tmp_path):
+    # The fuzzer's find: tile-tiling-map.mlir's CHECK lines made tilec take
+    # it for mapped IR, and tile-stage-stores crashed on its unmapped store.
+    f = tmp_path / "commented.mlir"
+    f.write_text("// CHECK: #[[$M:.*]] = #tile.mma<{version = 2}>\n" + UNMAPPED_MMA)
+    r = run_tilec([str(f), "--emit", "ptx", "--target", "sm_90"], tmp_path)
+    assert "mma.sync" in r.stdout
+    # Said to be mapped (an alias of a layout) while its tensors have none.
+    f.write_text("#mma = #tile.mma<{version = 2, warpsPerCTA = [2, 2]}>\n" + UNMAPPED_MMA)
+    r = run_tilec([str(f), "--emit", "ptx", "--target", "sm_90"], tmp_path, ok=False)
+    assert r.returncode == 1 and "no thread layout after stage 'mapped'" in r.stderr, \
+        r.stderr
 
 
 # -- the CPU target ------------------------------------------------------------
