@@ -203,8 +203,11 @@ def attention_diag_if(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Consta
 
 @tile.kernel
 def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
-              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
-    # q, k, v, o: (batch * heads, L, D). One block: BM query rows of one head.
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool],
+              GROUP: tile.Constant[int] = 1):
+    # q, o: (batch * heads, L, D); k, v: (batch * kv_heads, L, D), GROUP =
+    # heads / kv_heads query heads sharing one K/V head (grouped-query
+    # attention; 1: multi-head). One block: BM query rows of one head.
     # Causal: every key block up to the diagonal builds the mask. On the H200
     # (2026-12-01, B4 H32 L4096 D128) this ran 1.42 ms against 1.64 for
     # attention_diag (two loops: the second loop's ring starts cold) and 1.29
@@ -224,9 +227,10 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     if CAUSAL:
         n_kv = tile.cdiv((mb + 1) * BM, BN)  # (mb+1)*BM // BN lost the diagonal if BM < BN
     rows = mb * BM + tile.arange(BM)
+    kvh = bh // GROUP  # head b*H + h reads K/V head b*H_kv + h // GROUP
     for j in tile.range(n_kv):
-        kt = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
-        vt = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+        kt = tile.reshape(tile.load(k, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
+        vt = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
         s = tile.mma(qt, kt.T, tile.zeros((BM, BN), tile.float32))
         if CAUSAL:
             cols = j * BN + tile.arange(BN)
@@ -275,7 +279,8 @@ MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=
                                             persistent=(False, True))
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
 ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3))
-attention_tuned = tile.autotune(configs=ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL"])(attention)
+attention_tuned = tile.autotune(configs=ATTENTION_SPACE,
+                                key=["q", "k", "D", "CAUSAL", "GROUP"])(attention)
 
 
 # -- batched matmul (issue 17): a batch grid axis and 3-d tiles of one

@@ -17,13 +17,14 @@ import numpy as np
 from _common import Device, check, tile
 
 
-def online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+def online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
                         BN, D, MASK, CAUSAL):
-    """One key block of the online softmax; MASK and CAUSAL are Python bools
-    (decided while tracing), so the unmasked loop carries no mask code."""
-    Kt = tile.reshape(tile.load(k, index=(bh, 0, j), shape=(1, D, BN), order=(0, 2, 1)),
+    """One key block (of K/V head `kvh`) of the online softmax; MASK and
+    CAUSAL are Python bools (decided while tracing), so the unmasked loop
+    carries no mask code."""
+    Kt = tile.reshape(tile.load(k, index=(kvh, 0, j), shape=(1, D, BN), order=(0, 2, 1)),
                       (D, BN))
-    V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+    V = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
     s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32)) * scale
     if MASK:
         cols = j * BN + tile.arange(BN)
@@ -52,8 +53,12 @@ def query_block_state(q, bh, qb, BM, D):
 
 @tile.kernel
 def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constant[int],
-              D: tile.Constant[int], CAUSAL: tile.Constant[bool]):
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool],
+              GROUP: tile.Constant[int] = 1):
+    # q, out: (batch*heads, L, D); k, v: (batch*kv_heads, L, D), GROUP query
+    # heads per K/V head (grouped-query attention; 1: multi-head).
     bh, qb = tile.bid(1), tile.bid(0)
+    kvh = bh // GROUP
     Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_full = seq // BN                 # blocks with no key past seq
     n_blocks = tile.cdiv(seq, BN)      # blocks with a key
@@ -63,18 +68,22 @@ def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constan
         n_full = min(n_full, qb * BM // BN)
         n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
     for j in tile.range(n_full):
-        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+        m, l, acc = online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
                                         BN, D, MASK=False, CAUSAL=CAUSAL)
     # The first masked block starts at or before row qb*BM, so every row has
     # a visible key by the end and m stays finite.
     for j in tile.range(n_full, n_blocks):
-        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
+        m, l, acc = online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
                                         BN, D, MASK=True, CAUSAL=CAUSAL)
     o = acc / l[:, None]
     tile.store(out, index=(bh, qb, 0), tile=tile.reshape(o.astype(out.dtype), (1, BM, D)))
 
 
 def reference(q, k, v, scale, causal):
+    """Float64 attention; k and v may have fewer heads than q (grouped-query
+    attention: consecutive query heads share one)."""
+    group = q.shape[0] // k.shape[0]
+    k, v = np.repeat(k, group, 0), np.repeat(v, group, 0)
     s = np.einsum("bqd,bkd->bqk", q, k) * scale
     if causal:
         s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
@@ -88,7 +97,7 @@ def run(dev, q, k, v, causal, bm, bn):
     out = dev.empty((batch_heads, seq, d), np.float32)
     attention[(tile.cdiv(seq, bm), batch_heads)](
         dev.put(q), dev.put(k), dev.put(v), out, seq, 1.0 / math.sqrt(d),
-        BM=bm, BN=bn, D=d, CAUSAL=causal)
+        BM=bm, BN=bn, D=d, CAUSAL=causal, GROUP=batch_heads // k.shape[0])
     return dev.get(out)
 
 

@@ -28,15 +28,15 @@ from flash_attention import online_softmax_step, query_block_state, reference
 @tile.kernel
 def attention_lse(q, k, v, out, lse, seq, scale, BM: tile.Constant[int],
                   BN: tile.Constant[int], D: tile.Constant[int],
-                  CAUSAL: tile.Constant[bool]):
+                  CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
     bh, qb = tile.bid(1), tile.bid(0)
     Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_blocks = tile.cdiv(seq, BN)
     if CAUSAL:
         n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
     for j in tile.range(n_blocks):
-        m, l, acc = online_softmax_step(Q, k, v, bh, j, rows, seq, scale, m, l, acc,
-                                        BN, D, MASK=True, CAUSAL=CAUSAL)
+        m, l, acc = online_softmax_step(Q, k, v, bh // GROUP, j, rows, seq, scale, m, l,
+                                        acc, BN, D, MASK=True, CAUSAL=CAUSAL)
     tile.store(out, index=(bh, qb, 0),
                tile=tile.reshape((acc / l[:, None]).astype(out.dtype), (1, BM, D)))
     tile.store(lse, index=(bh, qb), tile=tile.reshape(m + tile.log(l), (1, BM)))
@@ -75,11 +75,15 @@ def _query_block(q, dout, lse, delta, bh, i, BM, D):
 # the block loaded before the loop (K and V, or Q and dO) is its A, copied
 # once into shared memory, and the block the loop loads is its B, streamed
 # through a TMA ring that both of the mmas reading it share.
+#
+# Grouped-query attention (GROUP query heads per K/V head): a dK/dV program
+# sums over its K/V head's GROUP query heads, in one loop over (head, query
+# block) pairs, so that the ring streams across heads.
 @tile.kernel(num_warps=8)
 def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
                    BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
-                   CAUSAL: tile.Constant[bool]):
-    bh, kb = tile.bid(1), tile.bid(0)
+                   CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
+    bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
     K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
     V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
     keys = kb * BN + tile.arange(BN)
@@ -88,8 +92,13 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
     first = 0
     if CAUSAL:  # query blocks that end before this block's first key see none of it
         first = kb * BN // BM
-    for i in tile.range(first, tile.cdiv(seq, BM)):
-        Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, i, BM, D)
+    per_head = tile.cdiv(seq, BM) - first
+    for t in tile.range(GROUP * per_head):
+        if GROUP == 1:  # a Constant: one head, no division
+            h, i = bh, first + t
+        else:
+            h, i = bh * GROUP + t // per_head, first + t % per_head
+        Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
         queries = i * BM + tile.arange(BM)
         # P^T: the transpose of _probabilities' P, keys along the rows.
         st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
@@ -108,8 +117,9 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 @tile.kernel(num_warps=8)
 def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
                  BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
-                 CAUSAL: tile.Constant[bool]):
+                 CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
     bh, qb = tile.bid(1), tile.bid(0)
+    kvh = bh // GROUP
     Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, qb, BM, D)
     rows = qb * BM + tile.arange(BM)
     dQ = tile.zeros((BM, D), tile.float32)
@@ -117,8 +127,8 @@ def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
     if CAUSAL:
         n_blocks = min(n_blocks, tile.cdiv((qb + 1) * BM, BN))
     for j in tile.range(n_blocks):
-        K = tile.reshape(tile.load(k, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
-        V = tile.reshape(tile.load(v, index=(bh, j, 0), shape=(1, BN, D)), (BN, D))
+        K = tile.reshape(tile.load(k, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
+        V = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
         cols = j * BN + tile.arange(BN)
         p = _probabilities(Q, tile.transpose(K), lse_rows, rows, cols, seq, scale, CAUSAL)
         dp = tile.mma(dO, tile.transpose(V), tile.zeros((BM, BN), tile.float32))
@@ -128,38 +138,52 @@ def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
 
 
 def forward(dev, q, k, v, causal, bm, bn):
-    """O and the row lse of attention(q, k, v) (device arrays in, out)."""
+    """O and the row lse of attention(q, k, v) (device arrays in, out); q is
+    (batch*heads, L, D), k and v (batch*kv_heads, L, D)."""
     batch_heads, seq, d = q.shape
     out = dev.empty((batch_heads, seq, d), np.float32)
     lse = dev.empty((batch_heads, seq), np.float32)
     attention_lse[(tile.cdiv(seq, bm), batch_heads)](
-        q, k, v, out, lse, seq, 1.0 / math.sqrt(d), BM=bm, BN=bn, D=d, CAUSAL=causal)
+        q, k, v, out, lse, seq, 1.0 / math.sqrt(d), BM=bm, BN=bn, D=d, CAUSAL=causal,
+        GROUP=batch_heads // k.shape[0])
     return out, lse
 
 
 def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
-             dq_blocks=None):
-    """dQ, dK, dV (device arrays) from the forward's O and lse. Each
-    gradient kernel takes (BM, BN) = (bm, bn) unless given its own
-    (`dkdv_blocks`, `dq_blocks`): 128 rows of its products are one mma per
-    warpgroup, (64, 128) and (128, 64) on sm_90."""
+             dq_blocks=None, grad_dtype=np.float32):
+    """dQ, dK, dV (device arrays of `grad_dtype`, shaped as q, k, v) from
+    the forward's O and lse. Each gradient kernel takes (BM, BN) = (bm, bn)
+    unless given its own (`dkdv_blocks`, `dq_blocks`): 128 rows of its
+    products are one mma per warpgroup, (64, 128) and (128, 64) on sm_90."""
     batch_heads, seq, d = q.shape
+    kv_heads = k.shape[0]
     scale = 1.0 / math.sqrt(d)
     delta = dev.empty((batch_heads, seq), np.float32)
     attention_delta[(tile.cdiv(seq, bm), batch_heads)](out, dout, delta, BM=bm, D=d)
-    dq, dk, dv = (dev.empty((batch_heads, seq, d), np.float32) for _ in range(3))
+    dq = dev.empty((batch_heads, seq, d), grad_dtype)
+    dk, dv = (dev.empty((kv_heads, seq, d), grad_dtype) for _ in range(2))
     kv_bm, kv_bn = dkdv_blocks or (bm, bn)
     q_bm, q_bn = dq_blocks or (bm, bn)
-    attention_dkdv[(tile.cdiv(seq, kv_bn), batch_heads)](
+    group = batch_heads // kv_heads
+    attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
         q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
-        CAUSAL=causal)
+        CAUSAL=causal, GROUP=group)
     attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
-        q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d, CAUSAL=causal)
+        q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d, CAUSAL=causal,
+        GROUP=group)
     return dq, dk, dv
 
 
 def reference_grads(q, k, v, dout, scale, causal):
-    """dQ, dK, dV of reference(q, k, v) against dout (float64 NumPy)."""
+    """dQ, dK, dV of reference(q, k, v) against dout (float64 NumPy); k and
+    v may have fewer heads (grouped-query), each shared by consecutive
+    query heads, and their gradients sum over those."""
+    group = q.shape[0] // k.shape[0]
+    if group > 1:
+        dq, dk, dv = reference_grads(q, np.repeat(k, group, 0), np.repeat(v, group, 0),
+                                     dout, scale, causal)
+        fold = lambda g: g.reshape(k.shape[0], group, *g.shape[1:]).sum(1)  # noqa: E731
+        return dq, fold(dk), fold(dv)
     s = np.einsum("bqd,bkd->bqk", q, k) * scale
     if causal:
         s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
@@ -196,11 +220,19 @@ try:
             return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None
 
     class _TorchDevice:
-        """What forward/backward allocate with, as torch CUDA tensors."""
+        """What forward/backward allocate with, as torch CUDA tensors: NumPy
+        or torch dtypes, poisoned with NaN (unless `poison` is off, as a
+        benchmark allocates)."""
 
-        @staticmethod
-        def empty(shape, dtype):
-            return torch.full(shape, float("nan"), dtype=torch.float32, device="cuda")
+        def __init__(self, poison=True):
+            self.poison = poison
+
+        def empty(self, shape, dtype):
+            if not isinstance(dtype, torch.dtype):
+                dtype = {np.float32: torch.float32, np.float16: torch.float16}[dtype]
+            if not self.poison:
+                return torch.empty(shape, dtype=dtype, device="cuda")
+            return torch.full(shape, float("nan"), dtype=dtype, device="cuda")
 except ImportError:  # the CPU backend's machines need no torch
     torch = None
 

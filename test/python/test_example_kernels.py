@@ -30,7 +30,11 @@ BENCH = _load("bench", "kernels.py")
 
 
 def attention_ref(q, k, v, causal):
-    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    # k, v with fewer heads than q: grouped-query (consecutive query heads
+    # share one).
+    group = q.shape[0] // k.shape[0]
+    q, k, v = (x.astype(np.float64) for x in (q, np.repeat(k, group, 0),
+                                              np.repeat(v, group, 0)))
     s = np.einsum("bqd,bkd->bqk", q, k) / math.sqrt(q.shape[-1])
     if causal:
         s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
@@ -115,6 +119,60 @@ def test_example_attention(seq, bm, bn, causal, d):
 
 @pytest.mark.numerics
 @pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("heads,kv_heads,seq,d,bm,bn", [
+    (8, 2, 77, 32, 32, 16),  # grouped-query, ragged
+    (4, 1, 100, 64, 64, 64),  # multi-query
+])
+def test_example_attention_grouped_query(heads, kv_heads, seq, d, bm, bn, causal):
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(heads * 100 + kv_heads + seq)
+    q = rng.standard_normal((heads, seq, d)).astype(dtype)
+    k, v = (rng.standard_normal((kv_heads, seq, d)).astype(dtype) for _ in range(2))
+    got = FA["run"](FA["Device"](), q, k, v, causal, bm, bn)
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    assert_close(got, attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [128, 256])
+def test_example_attention_head_dims(d, causal):
+    # The head dims besides test_example_attention's, on ragged lengths.
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    q, k, v = qkv(np.random.default_rng(d), 2, 150, d, dtype)
+    got = FA["run"](FA["Device"](), q, k, v, causal, 64, 64)
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    assert_close(got, attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("heads,kv_heads,seq,d,bm,bn", [
+    (4, 2, 77, 32, 32, 16),  # grouped-query, ragged: dK, dV sum over 2 heads
+    (3, 1, 64, 16, 16, 32),  # multi-query
+])
+def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causal):
+    dev = FAB["Device"]()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(heads * 10 + kv_heads + seq)
+    q, dout = (rng.standard_normal((heads, seq, d)).astype(dtype) for _ in range(2))
+    k, v = (rng.standard_normal((kv_heads, seq, d)).astype(dtype) for _ in range(2))
+    dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
+    out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, bm, bn)
+    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn)
+    tol = 3e-2 if dtype == np.float16 else 1e-4
+    assert_close(dev.get(out), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+    want = FAB["reference_grads"](*wide, 1 / math.sqrt(d), causal)
+    for g, w, shape in zip(grads, want, (q.shape, k.shape, v.shape)):
+        assert dev.get(g).shape == shape
+        assert_close(dev.get(g), w, rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bh,seq,d,bm,bn", [
     (2, 77, 32, 32, 16),   # ragged, more key blocks than query blocks
     (1, 130, 16, 16, 64),  # ragged, a key block wider than a query block
@@ -163,6 +221,37 @@ def test_bench_attention(name, bh, seq, bm, bn, d, causal, request):
                                  BM=bm, BN=bn, D=d, CAUSAL=causal)
     tol = 2e-2 if dev.backend == "cuda" else 1e-3
     assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+def test_bench_attention_grouped_query(causal):
+    # bench's GQA rows: 8 query heads on 2 K/V heads.
+    dev = Device()
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal((8, 128, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 128, 64)).astype(np.float16) for _ in range(2))
+    o = dev.poisoned((8, 128, 64), np.float32)
+    BENCH["attention"][(128 // 64, 8)](dev.put(q), dev.put(k), dev.put(v), o, 64 ** -0.5,
+                                       BM=64, BN=64, D=64, CAUSAL=causal, GROUP=4)
+    tol = 2e-2 if dev.backend == "cuda" else 1e-3
+    assert_close(dev.get(o), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_bench_attention_bfloat16(causal):
+    # bench's bf16 rows, through torch (NumPy has no bfloat16).
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator(device="cuda").manual_seed(16)
+    q, k, v = (torch.randn(4, 256, 128, device="cuda", generator=gen).to(torch.bfloat16)
+               for _ in range(3))
+    o = torch.full((4, 256, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    BENCH["attention"][(2, 4)](q, k, v, o, 128 ** -0.5, BM=128, BN=128, D=128,
+                               CAUSAL=causal)
+    torch.cuda.synchronize()
+    want = attention_ref(*(t.double().cpu().numpy() for t in (q, k, v)), causal)
+    assert_close(o.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
 
 
 @pytest.mark.gpu
