@@ -310,6 +310,7 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
          (opts.pingPong ? ";ping_pong=1" : "") +
+         (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
          (opts.stageStores ? "" : ";stage_stores=0");
 }
 

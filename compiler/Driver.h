@@ -43,6 +43,8 @@ struct CompileOptions {
   WarpSpecialization warpSpecialize = WarpSpecialization::Attention;
   bool pingPong = false;       // the consumer warpgroups take turns at an
                                // attention ring's wgmmas; TILE_PING_PONG=1
+  bool overlapMmaChain = true; // attention's softmax beside the previous
+                               // iteration's P V; TILE_MMA_OVERLAP=0: false
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
   bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false

@@ -224,6 +224,30 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
+  let summary = "Run an attention loop's softmax beside the previous "
+                "iteration's second mma (FlashAttention-3's intra-warpgroup "
+                "overlap)";
+  let description = [{
+    The consumer loop of tile-warp-specialize whose two wgmmas chain
+    through registers (S = Q K^T, then P = softmax(S) as the A of P V),
+    each waited for, B from a ring of at least three slots, is rotated by
+    one stage: the second mma, with what only it reads (O's rescale, V's
+    slot, the slot's release), runs one iteration late. Iteration j issues
+    S_j and then P_{j-1} V_{j-1} (`in_flight`), waits for S_j
+    (`tilegpu.wait_mma pending = 1`), computes its softmax while
+    P_{j-1} V_{j-1} runs, then waits for that (`pending = 0`) and releases
+    the slot of j - 1. The first iteration's softmax runs before the loop,
+    the last iteration's second mma after it, under an `scf.if` for loops
+    of no iteration; P (f16), the rows' rescale factors and the previous
+    induction variable cross the iterations as loop-carried values. Other
+    loops are left as they are.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
   let summary = "Give every shared-memory buffer of a kernel its offset";
   let description = [{

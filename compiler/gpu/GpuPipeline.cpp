@@ -206,6 +206,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     specialization.rings = stringifyWarpSpecialization(opts.warpSpecialize);
     specialization.pingPong = opts.pingPong;
     pipePm.addPass(createTileWarpSpecialize(specialization));
+    if (opts.overlapMmaChain && !opts.pingPong)
+      pipePm.addPass(createTileOverlapMmaChain());
   }
   if (opts.stageStores)
     pipePm.addPass(createTileStageStores());

@@ -194,7 +194,9 @@ def codegen_switches():
     register pressure), TILE_WARP_SPECIALIZE=1|0 (a producer warpgroup
     issues the copies of every TMA ring, or of none; by default of
     attention's rings only: tile-warp-specialize), TILE_PING_PONG=1 (the
-    consumer warpgroups take turns at attention's wgmmas), TILE_STAGE_STORES=0 (mma
+    consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
+    (attention's softmax no longer runs beside the previous iteration's P V:
+    tile-overlap-mma-chain), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
     memory, tile-stage-stores)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
@@ -211,6 +213,7 @@ def codegen_switches():
             os.environ.get("TILE_WARP_SPECIALIZE", "").strip(), "all"),
         "stage_stores": os.environ.get("TILE_STAGE_STORES", "1") != "0",
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
+        "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
     }
 
 

@@ -186,6 +186,31 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
     assert NO_SPILLS in report, report
 
 
+@needs_sm90
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
+@pytest.mark.parametrize("causal", ["False", "True"])
+@pytest.mark.parametrize("overlap", ["1", "0"])
+def test_attention_softmax_overlaps_the_previous_pv(tmp_path, overlap, causal):
+    """tile-overlap-mma-chain at D=64 (a ring of 4 slots): the consumer loop
+    issues S_j = Q K_j^T and P_{j-1} V_{j-1} back to back, waits for the
+    first (wait_group 1), runs the softmax, then waits for the second
+    (wait_group 0); the first iteration's S runs before the loop and the
+    last iteration's P V after it, so each wgmma has two copies.
+    TILE_MMA_OVERLAP=0: one loop, each wgmma waited for. ptxas: no
+    spills."""
+    sig = ", ".join(["f16[128,4096,64]"] * 4) + ", f32"
+    ptx = run_tilec([BENCH + "::attention", "--args", sig, "-D", "BM=128", "-D", "BN=128",
+                     "-D", "D=64", "-D", f"CAUSAL={causal}", "--target", "sm_90",
+                     "--emit", "ptx"], tmp_path, TILE_MMA_OVERLAP=overlap).stdout
+    # S (m64n128) is D / 16 = 4 k-steps, P V (m64n64) BN / 16 = 8.
+    copies = 2 if overlap == "1" else 1
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 4 * copies
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16") == 8 * copies
+    assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == (overlap == "1")
+    report = _ptxas_info(tmp_path, ptx, "attention")
+    assert NO_SPILLS in report, report
+
+
 BACKWARD = os.path.join(ROOT, "examples", "flash_attention_backward.py")
 BACKWARD_SIG = {
     "attention_dkdv": ", ".join(["f16[128,4096,128]"] * 4 + ["f32[128,4096]"] * 2 +
