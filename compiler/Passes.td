@@ -253,9 +253,13 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
   let description = [{
     Sets `offset` on each `tilegpu.alloc_shared` and `tilegpu.alloc_mbarriers`
     of a kernel: buffers in program order, each at its type's alignment
-    (1024 bytes for swizzled ones). All live for the whole kernel. The
-    kernel's `tilegpu.shared_bytes` attribute records the end, where
-    convert-tile-to-gpu starts its own scratch.
+    (1024 bytes for swizzled ones), first fit around the buffers whose live
+    ranges overlap. Time is counted in the kernel body's top-level ops, and
+    in a warp-specialized kernel through its consumers' ops (SharedLiveness).
+    The kernel's `tilegpu.shared_bytes` attribute records the end; a
+    `tilegpu.scratch_base` before each op where the buffers live then or
+    later end lower says where convert-tile-to-gpu's scratch starts there
+    (after a loop: on its dead rings).
   }];
 }
 

@@ -10,6 +10,7 @@
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tile/TileGpuAsmOps.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -189,6 +190,8 @@ struct ConvertTileToGpuPass
     target.addLegalDialect<gpu::GPUDialect, NVVM::NVVMDialect,
                            LLVM::LLVMDialect, vector::VectorDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
+    // Read by sharedBase while the patterns run, removed after them.
+    target.addLegalOp<tilegpu::ScratchBaseOp>();
     // The PTX the lowering writes itself, lowered by convert-gpu-to-nvvm.
     target.addLegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp,
                       PtxWgmmaWaitOp, PtxWgmmaRegAOp>();
@@ -216,8 +219,9 @@ struct ConvertTileToGpuPass
         reserved = std::max(reserved, bytes.getInt());
     if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
       return signalPassFailure();
-    if (state.sharedMem || reserved)
-      state.sharedMem += reserved;
+    state.sharedMem = std::max(state.sharedMem, reserved);
+    // Scratch offsets are in the lowered code now.
+    gpuModule.walk([](tilegpu::ScratchBaseOp marker) { marker.erase(); });
 
     narrowRegionBarriers(gpuModule);
     // The array and tensor-map casts are dead once every use is lowered.

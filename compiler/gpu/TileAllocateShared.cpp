@@ -1,21 +1,31 @@
 //===- TileAllocateShared.cpp - offsets of a kernel's shared buffers ------===//
 //
 // The tile-allocate-shared pass. A buffer is live from its allocation to
-// the last op that reads or writes it, counted in the kernel body's
-// top-level ops (a use inside a loop keeps the buffer for the whole loop).
-// Buffers whose live ranges do not overlap share bytes: the rings of two
-// loops one after the other (tile-pipeline-mma waits for every copy and
-// passes a barrier after each loop, so the next loop's copies cannot
-// overtake the last reads). Each buffer starts at its type's alignment; the
-// end goes on the kernel as kSharedBytesAttr, where convert-tile-to-gpu's
-// scratch (reductions, layout conversions, staged mma operands) starts.
+// the last op that reads or writes it, counted in SharedLiveness's steps
+// (the kernel body's top-level ops, a warp-specialized kernel's consumer
+// ops; a use inside a loop keeps the buffer for the whole loop). Buffers
+// whose live ranges do not overlap share bytes: the rings of two loops one
+// after the other (tile-pipeline-mma waits for every copy and passes a
+// barrier after each loop, so the next loop's copies cannot overtake the
+// last reads), or a ring and the staging buffer of the store after its
+// loop. Each buffer starts at its type's alignment; the end goes on the
+// kernel as kSharedBytesAttr.
+//
+// convert-tile-to-gpu's scratch (reductions, layout conversions, staged mma
+// operands) goes past the buffers live where it is used or later: a
+// `tilegpu.scratch_base` before each step whose live buffers end elsewhere
+// than the step before says where. After an attention loop, the
+// epilogue's conversions reuse the ring's bytes instead of growing the
+// kernel past them. A producer region's scratch stays past every buffer.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
+#include "compiler/gpu/SharedLiveness.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEALLOCATESHARED
@@ -30,51 +40,58 @@ namespace {
 struct Buffer {
   Operation *alloc;
   int64_t bytes, align;
-  int64_t first, last; // live range in top-level ops of the kernel body
+  int64_t first, last; // live range in SharedLiveness steps
   int64_t offset = 0;
 };
 
-/// Index of the top-level op of `func`'s body that contains `op`.
-int64_t topLevelIndex(func::FuncOp func, Operation *op,
-                      const DenseMap<Operation *, int64_t> &index) {
-  Block *body = &func.getBody().front();
-  Operation *top = body->findAncestorOpInBlock(*op);
-  return top ? index.lookup(top) : 0;
-}
-
-/// The last top-level index at which `value` (or a slot of it) is used.
-int64_t lastUse(func::FuncOp func, Value value, int64_t from,
-                const DenseMap<Operation *, int64_t> &index) {
-  int64_t last = from;
-  for (Operation *user : value.getUsers()) {
-    last = std::max(last, topLevelIndex(func, user, index));
-    if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
-      last = std::max(last, lastUse(func, slot.getResult(), last, index));
+/// Where scratch may start at each step: past the buffers live there or
+/// later. Only a dead buffer's bytes are reused: a scratch use begins with
+/// a barrier, so every thread is done with the buffer, but ends without
+/// one, so a buffer allocated after it could be overwritten too soon.
+void markScratchBases(func::FuncOp func, const SharedLiveness &liveness,
+                      ArrayRef<Buffer> buffers, int64_t kernelEnd) {
+  OpBuilder b(func.getContext());
+  Block *block = nullptr;
+  int64_t current = 0;
+  for (auto [step, op] : llvm::enumerate(liveness.getSteps())) {
+    int64_t end = 0;
+    for (const Buffer &buffer : buffers)
+      if (int64_t(step) <= buffer.last)
+        end = std::max(end, buffer.offset + buffer.bytes);
+    end = llvm::alignTo(end, 16);
+    if (op->getBlock() == block && end == current)
+      continue;
+    block = op->getBlock();
+    current = end;
+    b.setInsertionPoint(op);
+    tilegpu::ScratchBaseOp::create(b, op->getLoc(), end);
   }
-  return last;
+  // The producer runs beside every consumer step.
+  func.walk([&](scf::IfOp ifOp) {
+    if (!ifOp->hasAttr(tilegpu::WarpSpecializedAttr::getAttrName()))
+      return;
+    Block &producer = ifOp.getThenRegion().front();
+    b.setInsertionPointToStart(&producer);
+    tilegpu::ScratchBaseOp::create(b, ifOp.getLoc(), kernelEnd);
+  });
 }
 
 void allocate(func::FuncOp func) {
   if (func.isExternal())
     return;
-  DenseMap<Operation *, int64_t> index;
-  for (auto [i, op] : llvm::enumerate(func.getBody().front()))
-    index[&op] = i;
+  // Markers of an earlier run would hide this run's.
+  func.walk([](tilegpu::ScratchBaseOp marker) { marker.erase(); });
+  SharedLiveness liveness(func);
   SmallVector<Buffer> buffers;
   func.walk([&](Operation *op) {
-    int64_t bytes = 0, align = 0;
-    if (auto alloc = dyn_cast<tilegpu::AllocSharedOp>(op)) {
-      bytes = alloc.getType().getTotalBytes();
-      align = alloc.getType().getAlignment();
-    } else if (auto bars = dyn_cast<tilegpu::AllocMBarriersOp>(op)) {
-      bytes = 8 * bars.getType().getCount();
-      align = 8;
-    } else {
+    int64_t bytes = SharedLiveness::getBufferBytes(op);
+    if (!bytes)
       return;
-    }
-    int64_t first = topLevelIndex(func, op, index);
-    buffers.push_back({op, bytes, align, first,
-                       lastUse(func, op->getResult(0), first, index)});
+    int64_t align = 8;
+    if (auto alloc = dyn_cast<tilegpu::AllocSharedOp>(op))
+      align = alloc.getType().getAlignment();
+    auto [first, last] = liveness.getLiveRange(op);
+    buffers.push_back({op, bytes, align, first, last});
   });
   // First fit in program order, around the buffers still live.
   int64_t end = 0;
@@ -98,10 +115,12 @@ void allocate(func::FuncOp func) {
         IntegerAttr::get(IntegerType::get(func.getContext(), 64), b.offset));
     end = std::max(end, b.offset + b.bytes);
   }
-  if (end)
-    func->setAttr(kSharedBytesAttr,
-                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                   llvm::alignTo(end, 16)));
+  if (!end)
+    return;
+  end = llvm::alignTo(end, 16);
+  func->setAttr(kSharedBytesAttr,
+                IntegerAttr::get(IntegerType::get(func.getContext(), 64), end));
+  markScratchBases(func, liveness, buffers, end);
 }
 
 struct TileAllocateSharedPass

@@ -152,9 +152,6 @@ int64_t warpgroupRingStages(int64_t slotBytes) {
   return std::clamp<int64_t>(192 * 1024 / slotBytes, 3, 4);
 }
 
-/// The most dynamic shared memory a block can have on sm_80/sm_90.
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
 /// A ring's slots: `automatic`, unless the num-stages option asks for
 /// `requested` (raised to `minimum`, the fewest the ring works with). An
 /// explicit request that cannot fit in a block's shared memory is an error

@@ -28,6 +28,11 @@ bool isPlainBlockLoad(LoadOp load);
 /// Whether `load` lowers to 16-byte copies (a plain block, 16-byte aligned
 /// and vectorizable).
 bool copiesIn16Bytes(LoadOp load);
+/// The most dynamic shared memory a block can have on sm_80/sm_90.
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+/// Bytes a ring sized to fill shared memory leaves for the scratch of its
+/// loop (the reductions and conversions inside the loop body).
+constexpr int64_t kScratchSlack = 2 * 1024;
 /// Slots (2..4) of a cp.async ring of `slotBytes` slots: about half of an
 /// SM's shared memory.
 int64_t ringStages(int64_t slotBytes);

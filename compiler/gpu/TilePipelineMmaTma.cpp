@@ -448,9 +448,19 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * storageBytes(elemType);
-  // Q's staging and the reductions' scratch sit beside the ring, as for
-  // the cp.async ring.
-  FailureOr<int64_t> slots = ringSlots(streamed.front().mma, ringStages(bytes),
+  // A third slot where it fits beside the invariant blocks: it lets
+  // tile-overlap-mma-chain keep S_j's and P_{j-1} V_{j-1}'s wgmmas in flight
+  // together (attention at D 128 and 128x128 blocks: 2 slots by
+  // ringStages). The scratch after the loop reuses the ring
+  // (tile-allocate-shared); kScratchSlack is left for the loop's own.
+  int64_t invariantBytes = 0;
+  for (InvariantA &a : invariants)
+    invariantBytes += a.op.rows * a.op.cols * storageBytes(elemType);
+  int64_t automatic = ringStages(bytes);
+  if (automatic < 3 &&
+      3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
+    automatic = 3;
+  FailureOr<int64_t> slots = ringSlots(streamed.front().mma, automatic,
                                        numStages, /*minimum=*/2, bytes);
   if (failed(slots))
     return failure();

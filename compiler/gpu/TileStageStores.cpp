@@ -5,7 +5,8 @@
 // instruction writes 8 rows x 16 bytes, 8 cache lines for 128 bytes, and the
 // 128x256 epilogue of a matmul measured about 3.5 us longer per tile than a
 // 16-byte-per-thread store on the H200 (issue 17). A `tile.store` of such a
-// tile, at the kernel's top level after its mma loops, gets its value in
+// tile, at the kernel's top level (or its consumers', SharedLiveness's
+// steps) after its mma loops, gets its value in
 // the loads' blocked layout first (16-byte runs, a warp's 32 runs along one
 // row) through a shared buffer of padded rows:
 //
@@ -25,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/gpu/LinearLayout.h"
+#include "compiler/gpu/SharedLiveness.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
@@ -44,51 +46,32 @@ namespace {
 /// Padding per row of the staging buffer, in elements.
 constexpr int64_t kRowPadding = 8;
 
-/// The last top-level op of `body` that uses `value` (or a slot of it).
-Operation *lastUse(Block *body, Value value, Operation *last) {
-  for (Operation *user : value.getUsers()) {
-    Operation *top = body->findAncestorOpInBlock(*user);
-    if (!top)
-      continue;
-    if (last->isBeforeInBlock(top))
-      last = top;
-    if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
-      last = lastUse(body, slot.getResult(), last);
-  }
-  return last;
-}
-
-/// The bytes a buffer allocated at `at` (a top-level op) may take without
-/// growing the kernel's shared memory. When no buffer allocated before `at`
-/// is still live there, first fit puts the new one at offset 0; the
-/// buffers live together at any one op before `at` are disjoint, so the
-/// largest such sum is no more than the kernel's end. 0 when one is live.
-int64_t roomAt(func::FuncOp func, Operation *at) {
-  Block *body = &func.getBody().front();
-  SmallVector<std::tuple<Operation *, Operation *, int64_t>> live;
-  for (Operation &op : *body) {
-    if (&op == at)
-      break;
-    int64_t bytes = 0;
-    if (auto alloc = dyn_cast<tilegpu::AllocSharedOp>(op))
-      bytes = alloc.getType().getTotalBytes();
-    else if (auto bars = dyn_cast<tilegpu::AllocMBarriersOp>(op))
-      bytes = 8 * bars.getType().getCount();
-    else
-      continue;
-    Operation *last = lastUse(body, op.getResult(0), &op);
-    if (last == at || at->isBeforeInBlock(last))
-      return 0;
-    live.push_back({&op, last, bytes});
-  }
+/// The bytes a buffer allocated at step `at` may take without growing the
+/// kernel's shared memory. When no buffer allocated before `at` is still
+/// live there, first fit puts the new one at offset 0; the buffers live
+/// together at any one step before `at` are disjoint, so the largest such
+/// sum is no more than the kernel's end. 0 when one is live.
+int64_t roomAt(func::FuncOp func, const SharedLiveness &liveness, int64_t at) {
+  SmallVector<std::tuple<int64_t, int64_t, int64_t>> ranges;
+  bool liveAtStore = false;
+  func.walk([&](Operation *op) {
+    int64_t bytes = SharedLiveness::getBufferBytes(op);
+    if (!bytes)
+      return;
+    auto [first, last] = liveness.getLiveRange(op);
+    if (first >= at)
+      return;
+    liveAtStore |= last >= at;
+    ranges.push_back({first, last, bytes});
+  });
+  if (liveAtStore)
+    return 0;
   int64_t room = 0;
-  for (auto &[first, last, bytes] : live) {
-    // The buffers live where this one starts.
+  for (int64_t step = 0; step < at; ++step) {
     int64_t together = 0;
-    for (auto &[otherFirst, otherLast, otherBytes] : live)
-      if (!first->isBeforeInBlock(otherFirst) &&
-          (otherLast == first || first->isBeforeInBlock(otherLast)))
-        together += otherBytes;
+    for (auto [first, last, bytes] : ranges)
+      if (first <= step && step <= last)
+        together += bytes;
     room = std::max(room, together);
   }
   return room;
@@ -123,8 +106,12 @@ Value mmaTileOf(Value v, ReshapeOp &reshape, arith::TruncFOp &truncate) {
 }
 
 void stageStores(func::FuncOp func, int numWarps) {
-  Block *body = &func.getBody().front();
-  SmallVector<StoreOp> stores(body->getOps<StoreOp>());
+  // The stores at the top level of the kernel (or of its consumers).
+  SmallVector<StoreOp> stores;
+  SharedLiveness steps(func);
+  for (Operation *step : steps.getSteps())
+    if (auto store = dyn_cast<StoreOp>(step))
+      stores.push_back(store);
   MLIRContext *ctx = func.getContext();
   for (StoreOp store : stores) {
     auto arrayType = cast<ArrayType>(store.getArray().getType());
@@ -152,7 +139,9 @@ void stageStores(func::FuncOp func, int numWarps) {
     auto bufferType =
         tilegpu::SharedBufferType::get(ctx, shape, elemType, /*slots=*/1,
                                        /*swizzle=*/0, shape[1] + kRowPadding);
-    if (bufferType.getTotalBytes() > roomAt(func, store))
+    SharedLiveness liveness(func);
+    if (bufferType.getTotalBytes() >
+        roomAt(func, liveness, *liveness.getStep(store)))
       continue;
     OpBuilder b(store);
     Location loc = store.getLoc();

@@ -2,6 +2,7 @@
 #include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -152,18 +153,41 @@ Value mlir::tile::sharedWindow(OpBuilder &b, Location loc) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), kSharedSymbol);
 }
 
+int64_t mlir::tile::scratchOffset(OpBuilder &b) {
+  Block *block = b.getInsertionBlock();
+  if (!block)
+    return 0;
+  Block::iterator it = b.getInsertionPoint();
+  while (true) {
+    for (Block::iterator begin = block->begin(); it != begin;)
+      if (auto marker = dyn_cast<tilegpu::ScratchBaseOp>(*--it))
+        return marker.getOffset();
+    Operation *parent = block->getParentOp();
+    if (!parent)
+      return 0;
+    if (isa<gpu::GPUFuncOp, func::FuncOp>(parent)) {
+      auto reserved = parent->getAttrOfType<IntegerAttr>(kSharedBytesAttr);
+      return reserved ? reserved.getInt() : 0;
+    }
+    block = parent->getBlock();
+    if (!block)
+      return 0;
+    it = Block::iterator(parent);
+  }
+}
+
+void mlir::tile::GpuLoweringState::needShared(OpBuilder &b, int64_t bytes) {
+  sharedMem = std::max(sharedMem, scratchOffset(b) + bytes);
+}
+
 Value mlir::tile::sharedBase(OpBuilder &b, Location loc) {
   Value window = sharedWindow(b, loc);
-  Operation *kernel = b.getInsertionBlock()->getParentOp();
-  if (!isa<gpu::GPUFuncOp>(kernel))
-    kernel = kernel->getParentOfType<gpu::GPUFuncOp>();
-  auto reserved =
-      kernel ? kernel->getAttrOfType<IntegerAttr>(kSharedBytesAttr) : nullptr;
-  if (!reserved)
+  int64_t offset = scratchOffset(b);
+  if (!offset)
     return window;
   return LLVM::GEPOp::create(
       b, loc, window.getType(), b.getI8Type(), window,
-      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(reserved.getInt())});
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
 }
 
 void mlir::tile::barrier(OpBuilder &b, Location loc) {
@@ -353,7 +377,7 @@ SmallVector<Value> mlir::tile::convertLayout(OpBuilder &b, Location loc,
   int64_t numElems = 1;
   for (int64_t s : from.shape)
     numElems *= s;
-  state.needShared(numElems * storageBytes(elemType));
+  state.needShared(b, numElems * storageBytes(elemType));
   SmallVector<int64_t> strides = rowMajorStrides(from.shape);
   Value base = sharedBase(b, loc);
   barrier(b, loc);

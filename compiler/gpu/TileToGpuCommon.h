@@ -28,10 +28,12 @@ public:
 /// What the patterns of one kernel conversion share.
 struct GpuLoweringState {
   int numWarps = 4;
-  /// Bytes of scratch shared memory the kernel needs (max over uses: every
-  /// use starts at the scratch base, sharedBase, behind a barrier).
+  /// Where the kernel's shared memory ends: the furthest byte a scratch use
+  /// reaches (every use starts at the scratch base of its op, sharedBase,
+  /// behind a barrier).
   int64_t sharedMem = 0;
-  void needShared(int64_t bytes) { sharedMem = std::max(sharedMem, bytes); }
+  /// Records a scratch use of `bytes` at `b`'s insertion point.
+  void needShared(OpBuilder &b, int64_t bytes);
 };
 
 /// On a kernel: the bytes of shared memory its tilegpu buffers take
@@ -84,8 +86,12 @@ Value packVector(OpBuilder &b, Location loc, Type vecType, ValueRange elems);
 /// The dynamic shared memory window (!llvm.ptr<3>), where the tilegpu
 /// buffers sit at their offsets.
 Value sharedWindow(OpBuilder &b, Location loc);
-/// Base of the conversion's scratch shared memory (!llvm.ptr<3>): the
-/// window past the enclosing kernel's tilegpu buffers (kSharedBytesAttr).
+/// Where scratch starts at `b`'s insertion point, in bytes from the window:
+/// the nearest `tilegpu.scratch_base` before it (in its block or an
+/// enclosing one), else the kernel's kSharedBytesAttr, else 0.
+int64_t scratchOffset(OpBuilder &b);
+/// Base of the conversion's scratch shared memory (!llvm.ptr<3>) at `b`'s
+/// insertion point: the window past the tilegpu buffers live there.
 Value sharedBase(OpBuilder &b, Location loc);
 void barrier(OpBuilder &b, Location loc);
 

@@ -531,7 +531,7 @@ replaceByAtomics(ConversionPatternRewriter &rewriter, Operation *op,
     int64_t numElems = 1;
     for (int64_t s : layout.shape)
       numElems *= s;
-    state.needShared(numElems * storageBytes(elemType));
+    state.needShared(rewriter, numElems * storageBytes(elemType));
     SmallVector<int64_t> strides = rowMajorStrides(layout.shape);
     Value base = sharedBase(rewriter, loc);
     scf::IfOp::create(rewriter, loc, owner, [&](OpBuilder &b, Location l) {

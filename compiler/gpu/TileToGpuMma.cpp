@@ -123,7 +123,7 @@ struct MmaPattern : StatefulPattern<MmaOp> {
     SmallVector<int64_t> bStrides = rowMajorStrides(bType.getShape());
     int64_t eb = storageBytes(inType);
     int64_t aBytes = alignTo16(aType.getNumElements() * eb);
-    state.needShared(aBytes + bType.getNumElements() * eb);
+    state.needShared(rewriter, aBytes + bType.getNumElements() * eb);
     Value base = sharedBase(rewriter, loc);
     Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
     barrier(rewriter, loc);
@@ -275,11 +275,6 @@ mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
       aRegs[{c[0], c[1]}] = elems[r];
     }
   }
-  // Scratch at offset 0 for what is staged here.
-  if (!in.bShared)
-    state.needShared(aBytes + smem.bBytes);
-  else if (aRegs.empty() && !in.aShared)
-    state.needShared(aBytes);
   // A loop-invariant A (Q in attention) is staged and read into fragment
   // registers once, in front of the loop.
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
@@ -288,6 +283,11 @@ mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
   OpBuilder::InsertionGuard guard(rewriter);
   if (hoistA)
     rewriter.setInsertionPoint(loop);
+  // Scratch at the scratch base for what is staged here.
+  if (!in.bShared)
+    state.needShared(rewriter, aBytes + smem.bBytes);
+  else if (aRegs.empty() && !in.aShared)
+    state.needShared(rewriter, aBytes);
   Value base = sharedBase(rewriter, loc);
   Value aBase = base, bBase = byteOffset(rewriter, loc, base, aBytes);
   auto stageB = [&] {

@@ -132,7 +132,7 @@ struct ReducePattern : StatefulPattern<ReduceOp> {
       int64_t bytes = numElems * slots * storageBytes(acc.front()[k].getType());
       regionBytes += (bytes + 15) / 16 * 16;
     }
-    state.needShared(regionBytes);
+    state.needShared(rewriter, regionBytes);
     auto slotAddress = [&](size_t k, int64_t reg, Value slot) -> Value {
       SmallVector<int64_t, 4> rc = out.regCoord(reg);
       int64_t constElem = 0;
@@ -216,7 +216,7 @@ struct ScanPattern : StatefulPattern<ScanOp> {
           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)}));
       bytes += (numElems * storageBytes(t) + 15) / 16 * 16;
     }
-    state.needShared(bytes);
+    state.needShared(rewriter, bytes);
     barrier(rewriter, loc);
     for (auto [k, src] : llvm::enumerate(adaptor.getSrcs()))
       storeShared(rewriter, loc, regions[k],

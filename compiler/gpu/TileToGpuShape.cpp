@@ -28,7 +28,7 @@ Value throughShared(ConversionPatternRewriter &rewriter, Location loc,
   int64_t numElems = 1;
   for (int64_t s : in.shape)
     numElems *= s;
-  state.needShared(numElems * storageBytes(elemType));
+  state.needShared(rewriter, numElems * storageBytes(elemType));
   Value base = sharedBase(rewriter, loc);
   barrier(rewriter, loc);
   storeShared(rewriter, loc, base, unpackVector(rewriter, loc, src), elemType,
@@ -246,7 +246,7 @@ struct ExtractPattern : StatefulPattern<tensor::ExtractOp> {
       return success();
     }
     Type elemType = type.getElementType();
-    state.needShared(type.getNumElements() * storageBytes(elemType));
+    state.needShared(rewriter, type.getNumElements() * storageBytes(elemType));
     SmallVector<int64_t> strides = rowMajorStrides(type.getShape());
     Value base = sharedBase(rewriter, loc);
     barrier(rewriter, loc);

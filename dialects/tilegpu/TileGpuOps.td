@@ -50,6 +50,23 @@ def TileGpu_AllocMBarriersOp : TileGpu_Op<"alloc_mbarriers",
   let hasVerifier = 1;
 }
 
+def TileGpu_ScratchBaseOp : TileGpu_Op<"scratch_base"> {
+  let summary = "where the conversion's scratch starts from here on";
+  let description = [{
+    Set by tile-allocate-shared. The shared-memory scratch that
+    convert-tile-to-gpu gives the ops after this one in its block, and the
+    ops nested in them (layout conversions, reductions, staged mma
+    operands), starts `offset` bytes into the block's dynamic shared memory:
+    past the buffers still live there, so that scratch after a loop reuses
+    the bytes of the loop's dead rings. Ops before every `scratch_base` of
+    their blocks use the kernel's `tilegpu.shared_bytes`. It has no
+    declared effects so that nothing erases it before the conversion, which
+    removes it.
+  }];
+  let arguments = (ins I64Attr:$offset);
+  let assemblyFormat = "$offset attr-dict";
+}
+
 def TileGpu_SlotOp : TileGpu_Op<"slot", [Pure]> {
   let summary = "one slot of a shared-memory ring";
   let description = [{

@@ -120,6 +120,32 @@ module attributes {tile.num_warps = 4 : i32} {
 
 // -----
 
+// The scratch of an op after a tilegpu.scratch_base starts at its offset
+// (tile-allocate-shared: past the buffers still live there), not at the
+// kernel's shared_bytes; the marker is gone after the conversion, and the
+// kernel's shared memory ends where its furthest use does.
+#blocked = #tile.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
+#blocked1 = #tile.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {tile.num_warps = 4 : i32} {
+  // CHECK: gpu.module @tile_kernels attributes {tile.num_warps = 4 : i32, tile.shared_mem = 65536 : i32}
+  // CHECK-LABEL: gpu.func @convert_at_scratch_base
+  // CHECK-NOT: tilegpu.scratch_base
+  // CHECK: %[[WINDOW:.*]] = llvm.mlir.addressof @tile_shared
+  // CHECK: llvm.getelementptr %[[WINDOW]][1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  // CHECK: gpu.barrier
+  // CHECK-NOT: tilegpu.scratch_base
+  func.func @convert_at_scratch_base(%x: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>) attributes {tile.kernel, tilegpu.shared_bytes = 65536 : i64} {
+    %c0 = arith.constant 0 : i32
+    %a = tile.load %x[%c0, %c0] {order = array<i64: 1, 0>} : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<64x32xf32, #blocked>
+    tilegpu.scratch_base 1024
+    %b = tile.convert_layout %a : tensor<64x32xf32, #blocked> -> tensor<64x32xf32, #blocked1>
+    tile.store %x[%c0, %c0], %b : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<64x32xf32, #blocked1>
+    return
+  }
+}
+
+// -----
+
 // f16 mma: operands staged in shared memory, ldmatrix fragments, mma.sync
 // m16n8k16 into the accumulator fragments.
 #blocked = #tile.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -66,3 +66,75 @@ func.func @two_loops(%n: i32) attributes {tile.kernel} {
 func.func @none() attributes {tile.kernel} {
   return
 }
+
+// -----
+
+// Scratch (convert-tile-to-gpu's) starts past the buffers live at a step or
+// later: past the ring in the loop, at 0 after it, where the ring is dead
+// and nothing is allocated later.
+// CHECK-LABEL: func.func @scratch_after_loop
+// CHECK-SAME: tilegpu.shared_bytes = 32768 : i64
+// CHECK-NEXT: tilegpu.scratch_base 32768
+// CHECK: tilegpu.alloc_shared {offset = 0 : i64}
+// CHECK: scf.for
+// CHECK: tilegpu.scratch_base 0
+// CHECK-NEXT: tile.bid 0
+func.func @scratch_after_loop(%n: i32) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %ring = tilegpu.alloc_shared : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128>
+  scf.for %k = %c0 to %n step %c1 : i32 {
+    %s = tilegpu.slot %ring[%k] : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128> -> !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+  }
+  %b = tile.bid 0
+  return
+}
+
+// -----
+
+// A warp-specialized kernel: time runs through the consumers' ops. The
+// ring the producer fills and the consumers read dies after the consumers'
+// loop, so the epilogue's buffer takes its bytes (first fit, past the
+// producer's own buffer); a buffer only the producer uses stays live
+// through the whole scf.if. The producer's scratch starts past every
+// buffer, the consumers' past the ones live then or later.
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK-SAME: tilegpu.shared_bytes = 33792 : i64
+// CHECK: tilegpu.alloc_shared {offset = 0 : i64} : !tilegpu.shared<1x4xf32, slots = 1>
+// CHECK: tilegpu.alloc_shared {offset = 1024 : i64} : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128>
+// CHECK: tilegpu.alloc_mbarriers {offset = 16 : i64}
+// CHECK: scf.if
+// CHECK-NEXT: tilegpu.scratch_base 33792
+// CHECK: } else {
+// CHECK-NEXT: tilegpu.scratch_base 33792
+// CHECK-NEXT: scf.for
+// CHECK: tilegpu.scratch_base 9232
+// CHECK-NEXT: tilegpu.alloc_shared {offset = 16 : i64} : !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72>
+// CHECK: tilegpu.scratch_base 16
+// CHECK-NEXT: tile.bid 0
+// CHECK: tilegpu.warp_specialized
+// CHECK-NEXT: tilegpu.scratch_base 0
+// CHECK-NEXT: return
+func.func @warp_specialized(%n: i32, %producer: i1) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %own = tilegpu.alloc_shared : !tilegpu.shared<1x4xf32, slots = 1>
+  %ring = tilegpu.alloc_shared : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128>
+  %full = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<2>
+  scf.if %producer {
+    scf.for %k = %c0 to %n step %c1 : i32 {
+      %s = tilegpu.slot %ring[%k] : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128> -> !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+      tilegpu.mbarrier_arrive %full[%k] : !tilegpu.mbarriers<2>
+      %o = tilegpu.slot %own[%c0] : !tilegpu.shared<1x4xf32, slots = 1> -> !tilegpu.shared<1x4xf32, slots = 1>
+    }
+  } else {
+    scf.for %k = %c0 to %n step %c1 : i32 {
+      tilegpu.mbarrier_wait %full[%k], %c0 : !tilegpu.mbarriers<2>
+      %s = tilegpu.slot %ring[%k] : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128> -> !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+    }
+    %stage = tilegpu.alloc_shared : !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72>
+    %t = tilegpu.slot %stage[%c0] : !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72> -> !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72>
+    %b = tile.bid 0
+  } {tilegpu.warp_specialized = #tilegpu.warp_specialized<consumers = 8, producers = 4>}
+  return
+}

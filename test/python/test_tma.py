@@ -177,7 +177,12 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
     tma = env.get("TILE_TMA") != "0"
     assert ("cp.async.bulk.tensor.3d" in ptx) == tma
     assert ("cp.async.cg.shared.global" in ptx) == (not tma)
-    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 16
+    # With the producer and without ping-pong the loop is rotated
+    # (tile-overlap-mma-chain, on its ring of 3 slots at D 128 since the
+    # epilogue's scratch reuses the ring): the two wgmmas also sit in the
+    # prologue and the epilogue.
+    overlapped = specialized and "TILE_PING_PONG" not in env
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == (32 if overlapped else 16)
     assert (".maxntid 384, 1, 1" in ptx) == specialized
     assert bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == specialized
     turns = re.findall(r"bar\.arrive %r\d+, 256;", ptx)
@@ -209,6 +214,30 @@ def test_attention_softmax_overlaps_the_previous_pv(tmp_path, overlap, causal):
     assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == (overlap == "1")
     report = _ptxas_info(tmp_path, ptx, "attention")
     assert NO_SPILLS in report, report
+
+
+@needs_sm90
+@pytest.mark.parametrize("causal", ["False", "True"])
+def test_attention_epilogue_reuses_the_ring(tmp_path, causal):
+    """D=128, 128x128 blocks: K and V rings of 3 slots (96 KB each) and Q
+    (32 KB) fill the block's 227 KB. That fits because tile-allocate-shared
+    counts time through the consumers' ops of the warp-specialized kernel:
+    after their loop the rings are dead, so the output store is staged
+    (tile-stage-stores) on the K ring's bytes and the epilogue's scratch
+    starts at a tilegpu.scratch_base below the rings."""
+    args = [BENCH + "::attention", "--args", ATTENTION_SIG, "-D", "BM=128", "-D", "BN=128",
+            "-D", "D=128", "-D", f"CAUSAL={causal}", "--target", "sm_90"]
+    pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
+    rings = re.findall(r"alloc_shared \{offset = (\d+) : i64\} : "
+                       r"!tilegpu.shared<128x128xf16, slots = 3, swizzle = 128>", pipelined)
+    assert len(rings) == 2, pipelined
+    staged = re.search(r"alloc_shared \{offset = (\d+) : i64\} : "
+                       r"!tilegpu.shared<128x128xf16, slots = 1, row_stride = 136>", pipelined)
+    assert staged and int(staged.group(1)) < 3 * 128 * 128 * 2, pipelined
+    assert "tilegpu.stage_layout" in pipelined
+    nvvm = run_tilec(args + ["--emit", "nvvm"], tmp_path).stdout
+    shared = int(re.search(r"tile.shared_mem = (\d+)", nvvm).group(1))
+    assert 2 * 3 * 128 * 128 * 2 + 128 * 128 * 2 <= shared <= 227 * 1024
 
 
 BACKWARD = os.path.join(ROOT, "examples", "flash_attention_backward.py")
