@@ -169,6 +169,11 @@ LogicalResult MmaOp::verify() {
                          << ", accumulator " << acc;
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "A and B element types differ";
+  // The lowering reads the accumulator's fragments off an mma layout; a
+  // pass that re-mapped it (tile-map-threads on pipelined IR) broke that.
+  if (acc.getEncoding() && !isa<mlir::tile::MmaLayoutAttr>(acc.getEncoding()))
+    return emitOpError() << "needs its accumulator in an mma layout, not "
+                         << acc.getEncoding();
   if (getInFlight() && !(getTiling() && getTiling()->isWarpgroup()))
     return emitOpError() << "in_flight needs a warpgroup (wgmma) tiling";
   return success();

@@ -204,3 +204,17 @@ func.func @tma_store(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: i
   tilegpu.tma_store %s into %map[%i, %i] : !tilegpu.shared<128x64xbf16, slots = 1, swizzle = 128>, !tilegpu.tensor_map<128x64xf16, swizzle = 128>
   return
 }
+
+// -----
+
+// The lowering reads the accumulator's fragments off an mma layout
+// (tile-map-threads run again on pipelined IR gave it a blocked one, and
+// convert-tile-to-gpu crashed).
+#blocked = #tile.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [8, 1], order = [1, 0]}>
+func.func @mma_acc_not_mma_layout(%a: !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>,
+                                  %b: !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>,
+                                  %acc: tensor<128x128xf32, #blocked>) {
+  // expected-error @+1 {{needs its accumulator in an mma layout}}
+  %r = tilegpu.mma %a, %b, %acc {b_transposed} : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>, !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128> -> tensor<128x128xf32, #blocked>
+  return
+}
