@@ -29,6 +29,10 @@ class Device:
         """An output poisoned with NaN, so unwritten elements show."""
         return self.put(np.full(shape, np.nan, dtype))
 
+    def fill_zero(self, x):
+        """Zeroes a device array in place (an accumulator of atomics)."""
+        x[...] = 0
+
     def get(self, x):
         if self.torch is None:
             return np.asarray(x)

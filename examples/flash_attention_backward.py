@@ -114,6 +114,57 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
     tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
 
 
+# FlashAttention-2's five products in one kernel: attention_dkdv's four and
+# dQ's share dS += (dS K) of each (query block, key block) pair, added into
+# an f32 dQ with relaxed atomics (red.global: no value comes back, and no
+# ordering is needed until the kernel ends). The separate attention_dq
+# recomputes S and dP (two more products) to give each dQ block one writer.
+@tile.kernel(num_warps=8)
+def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
+                     BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
+                     CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
+    bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
+    K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    keys = kb * BN + tile.arange(BN)
+    dims = tile.arange(D)
+    dK = tile.zeros((BN, D), tile.float32)
+    dV = tile.zeros((BN, D), tile.float32)
+    first = 0
+    if CAUSAL:
+        first = kb * BN // BM
+    per_head = tile.cdiv(seq, BM) - first
+    for t in tile.range(GROUP * per_head):
+        if GROUP == 1:
+            h, i = bh, first + t
+        else:
+            h, i = bh * GROUP + t // per_head, first + t % per_head
+        Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
+        queries = i * BM + tile.arange(BM)
+        st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
+        valid = (keys[:, None] < seq) & (queries[None, :] < seq)
+        if CAUSAL:
+            valid = valid & (keys[:, None] <= queries[None, :])
+        pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
+        dV = tile.mma(pt.astype(dO.dtype), dO, dV)
+        dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
+        dst = (pt * (dpt - delta_rows[None, :]) * scale).astype(Q.dtype)
+        dK = tile.mma(dst, Q, dK)
+        dq_part = tile.mma(tile.transpose(dst), K, tile.zeros((BM, D), tile.float32))
+        # Lanes past `seq` are out of bounds: atomic_add skips them.
+        tile.atomic_add(dq_acc, (h, queries[:, None], dims[None, :]), dq_part,
+                        memory_order=tile.MemoryOrder.RELAXED)
+    tile.store(dk, index=(bh, kb, 0), tile=tile.reshape(dK.astype(dk.dtype), (1, BN, D)))
+    tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
+
+
+@tile.kernel
+def attention_cast(src, dst, BM: tile.Constant[int], D: tile.Constant[int]):
+    bh, qb = tile.bid(1), tile.bid(0)
+    x = tile.load(src, index=(bh, qb, 0), shape=(1, BM, D))
+    tile.store(dst, index=(bh, qb, 0), tile=x.astype(dst.dtype))
+
+
 @tile.kernel(num_warps=8)
 def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
                  BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
@@ -150,11 +201,13 @@ def forward(dev, q, k, v, causal, bm, bn):
 
 
 def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
-             dq_blocks=None, grad_dtype=np.float32):
+             dq_blocks=None, grad_dtype=np.float32, fused_dq=False):
     """dQ, dK, dV (device arrays of `grad_dtype`, shaped as q, k, v) from
     the forward's O and lse. Each gradient kernel takes (BM, BN) = (bm, bn)
     unless given its own (`dkdv_blocks`, `dq_blocks`): 128 rows of its
-    products are one mma per warpgroup, (64, 128) and (128, 64) on sm_90."""
+    products are one mma per warpgroup, (64, 128) and (128, 64) on sm_90.
+    `fused_dq`: attention_dkdvdq's five products with dQ added atomically
+    (in f32, then cast to `grad_dtype`) instead of attention_dq's three."""
     batch_heads, seq, d = q.shape
     kv_heads = k.shape[0]
     scale = 1.0 / math.sqrt(d)
@@ -165,6 +218,16 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     kv_bm, kv_bn = dkdv_blocks or (bm, bn)
     q_bm, q_bn = dq_blocks or (bm, bn)
     group = batch_heads // kv_heads
+    if fused_dq:
+        wide = grad_dtype is np.float32 or str(grad_dtype) == "torch.float32"
+        dq_acc = dq if wide else dev.empty((batch_heads, seq, d), np.float32)
+        dev.fill_zero(dq_acc)
+        attention_dkdvdq[(tile.cdiv(seq, kv_bn), kv_heads)](
+            q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale, BM=kv_bm, BN=kv_bn,
+            D=d, CAUSAL=causal, GROUP=group)
+        if not wide:
+            attention_cast[(tile.cdiv(seq, bm), batch_heads)](dq_acc, dq, BM=bm, D=d)
+        return dq, dk, dv
     attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
         q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
         CAUSAL=causal, GROUP=group)
@@ -233,6 +296,9 @@ try:
             if not self.poison:
                 return torch.empty(shape, dtype=dtype, device="cuda")
             return torch.full(shape, float("nan"), dtype=dtype, device="cuda")
+
+        def fill_zero(self, x):
+            x.zero_()
 except ImportError:  # the CPU backend's machines need no torch
     torch = None
 

@@ -202,8 +202,11 @@ def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [MemoryEffects<[MemRead, MemWrite]>
     bounds where `mask` is true, and returns the old values (`0` for lanes
     not performed).
   }];
+  // `value` comes before the variadic `indices`: ODS infers the result type
+  // from a fixed operand position, which after `indices` was an index for
+  // any array of rank 2 or more.
   let arguments = (ins Tile_AtomicKindAttr:$kind, Tile_Array:$array,
-                   Variadic<Tile_IntTile>:$indices, Tile_Tile:$value,
+                   Tile_Tile:$value, Variadic<Tile_IntTile>:$indices,
                    Optional<Tile_MaskTile>:$mask,
                    OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
                    OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
@@ -222,8 +225,9 @@ def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [MemoryEffects<[MemRead, MemWrite]>
     For every lane in bounds: if `array[indices...] == cmp`, store `value`.
     Returns the old values.
   }];
-  let arguments = (ins Tile_Array:$array, Variadic<Tile_IntTile>:$indices,
-                   Tile_Tile:$cmp, Tile_Tile:$value,
+  // `cmp` and `value` before `indices`, as in tile.atomic_rmw.
+  let arguments = (ins Tile_Array:$array, Tile_Tile:$cmp, Tile_Tile:$value,
+                   Variadic<Tile_IntTile>:$indices,
                    OptionalAttr<Tile_MemoryOrderAttr>:$memory_order,
                    OptionalAttr<Tile_MemoryScopeAttr>:$memory_scope);
   let results = (outs Tile_Tile:$result);

@@ -148,12 +148,14 @@ def test_example_attention_head_dims(d, causal):
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize("fused_dq", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("heads,kv_heads,seq,d,bm,bn", [
     (4, 2, 77, 32, 32, 16),  # grouped-query, ragged: dK, dV sum over 2 heads
     (3, 1, 64, 16, 16, 32),  # multi-query
 ])
-def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causal):
+def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causal,
+                                          fused_dq):
     dev = FAB["Device"]()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
     rng = np.random.default_rng(heads * 10 + kv_heads + seq)
@@ -161,7 +163,8 @@ def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causa
     k, v = (rng.standard_normal((kv_heads, seq, d)).astype(dtype) for _ in range(2))
     dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
     out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, bm, bn)
-    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn)
+    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn,
+                            fused_dq=fused_dq)
     tol = 3e-2 if dtype == np.float16 else 1e-4
     assert_close(dev.get(out), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
     wide = [x.astype(np.float64) for x in (q, k, v, dout)]
@@ -172,6 +175,7 @@ def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causa
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize("fused_dq", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("bh,seq,d,bm,bn", [
     (2, 77, 32, 32, 16),   # ragged, more key blocks than query blocks
@@ -179,17 +183,19 @@ def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causa
     (3, 64, 32, 32, 32),   # whole blocks
     (1, 5, 16, 16, 16),    # one partial block
 ])
-def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal):
+def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal, fused_dq):
     """examples/flash_attention_backward.py: O and the row lse, then dQ, dK
     and dV from the FlashAttention-2 backward kernels, against float64
-    NumPy gradients of softmax(Q K^T / sqrt(d)) V; outputs poisoned."""
+    NumPy gradients of softmax(Q K^T / sqrt(d)) V; outputs poisoned.
+    fused_dq: dQ added by relaxed atomics from the dK/dV kernel."""
     dev = FAB["Device"]()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
     rng = np.random.default_rng(bh * 1000 + seq + d + bm * 3 + bn)
     q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(dtype) for _ in range(4))
     dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
     out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, bm, bn)
-    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn)
+    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn,
+                            fused_dq=fused_dq)
     wide = [x.astype(np.float64) for x in (q, k, v, dout)]
     tol = 3e-2 if dtype == np.float16 else 1e-4
     assert_close(dev.get(out), attention_ref(q, k, v, causal), rtol=tol, atol=tol)

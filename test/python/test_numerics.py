@@ -154,6 +154,35 @@ def test_atomic_cas_and_xchg(dev):
 
 # -- elementwise -------------------------------------------------------------------
 
+
+@tile.kernel
+def scatter_add_2d(x, rows, acc, flags, B: tile.Constant[int], C: tile.Constant[int]):
+    # Float atomics into a 2-d array (the atomic ops' result type used to be
+    # taken from an index operand for arrays of rank 2 or more).
+    v = tile.load(x, index=(tile.bid(0), 0), shape=(B, C))
+    r = tile.load(rows, index=(tile.bid(0),), shape=(B,))
+    cols = tile.arange(C)
+    prev = tile.atomic_add(acc, (r[:, None], cols[None, :]), v,
+                           memory_order=tile.MemoryOrder.RELAXED)
+    # Every lane saw a finite old value (acc starts at zero).
+    ok = tile.where(prev == prev, 1, 0)
+    tile.atomic_cas(flags, (r[:, None] * 0, cols[None, :]), ok * 0, ok)
+
+
+def test_float_atomics_on_2d_arrays(dev, rng):
+    n, B, C, R = 256, 32, 16, 6
+    x = rng.standard_normal((n, C)).astype(np.float32)
+    rows = rng.integers(0, R + 2, n).astype(np.int32)  # rows R, R+1 out of bounds
+    acc = dev.put(np.zeros((R, C), np.float32))
+    flags = dev.put(np.zeros((1, C), np.int32))
+    scatter_add_2d[(n // B,)](dev.put(x), dev.put(rows), acc, flags, B=B, C=C)
+    want = np.zeros((R, C))
+    for i in range(n):
+        if rows[i] < R:
+            want[rows[i]] += x[i].astype(np.float64)
+    assert_close(dev.get(acc), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(dev.get(flags), 1)
+
 UNARY = {
     "exp": (tile.exp, np.exp), "exp2": (tile.exp2, np.exp2), "log": (tile.log, np.log),
     "log2": (tile.log2, np.log2), "sqrt": (tile.sqrt, np.sqrt),
