@@ -305,6 +305,57 @@ def run_matmul_fp8(S=4096):
             relerr, flops=fl)
 
 
+def run_matmul_tn(S=4096):
+    """tf32 and int8 C = A B with B given as N x K (both operands K-major:
+    the layout sm_90's wgmma takes for them, and cuBLAS's int8 kernels),
+    against torch.matmul with TF32 allowed and torch._int_mm, one contest
+    each (torch and tile timed run by run in turn)."""
+    fl = 2 * S ** 3
+    # tf32: inputs keep 10 mantissa bits; against float64.
+    A = torch.randn(S, S, device="cuda")
+    Bt = torch.randn(S, S, device="cuda")
+    C = torch.full((S, S), float("nan"), device="cuda")
+    ref = A.double() @ Bt.double().t()
+    p = f"matmul_tf32_tn_{S}"
+
+    def relerr(out, who):
+        e = ((out.double() - ref).norm() / ref.norm()).item()
+        print(f"{p}: {who} relative error {e:.3g}", flush=True)
+        if not e <= 4e-3:  # NaN fails too
+            raise AssertionError(f"relative error {e:.3g}")
+
+    def torch_tf32():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return torch.matmul(A, Bt.t())
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    cfg = K.TF32_MATMUL_CONFIG
+    grid = (S // cfg["BM"], S // cfg["BN"])
+    contest(p, [
+        ("torch", torch_tf32, lambda: relerr(torch_tf32(), "torch")),
+        ("tile", lambda: K.matmul_tn[grid](A, Bt, C, **cfg), lambda: relerr(C, "tile"),
+         None, lambda: C.fill_(float("nan"))),
+    ], flops=fl)
+    # int8: exact i32 sums.
+    A8 = torch.randint(-128, 128, (S, S), device="cuda", dtype=torch.int8)
+    B8t = torch.randint(-128, 128, (S, S), device="cuda", dtype=torch.int8)
+    C32 = torch.full((S, S), -1, device="cuda", dtype=torch.int32)
+    ref8 = torch._int_mm(A8, B8t.t())
+    p = f"matmul_int8_tn_{S}"
+
+    def exact():
+        if not torch.equal(C32, ref8):
+            raise AssertionError("int8 result differs from torch._int_mm")
+    cfg = K.INT8_MATMUL_CONFIG
+    grid = (S // cfg["BM"], S // cfg["BN"])
+    contest(p, [
+        ("torch", lambda: torch._int_mm(A8, B8t.t()), lambda: None),
+        ("tile", lambda: K.matmul_tn[grid](A8, B8t, C32, **cfg), exact, None,
+         lambda: C32.fill_(-1)),
+    ], flops=fl)
+
+
 def attention_row(Bz, H, Hkv, L, D, dtype, causal, backward=False):
     """A bench row's name: the first shape keeps the name it has always had."""
     heads = f"H{H}" + (f"KV{Hkv}" if Hkv != H else "")
@@ -553,7 +604,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
-    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,bmm,attention,attention-bwd,launch,compile")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,matmul-tn,bmm,attention,attention-bwd,launch,compile")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -582,6 +633,8 @@ def main():
     if want("matmul"):
         run_matmul(mm_sizes)
         run_matmul_fp8()
+    if want("matmul") or want("matmul-tn"):
+        run_matmul_tn()
     if want("matmul") or want("bmm"):
         run_bmm()
     if want("attention"):

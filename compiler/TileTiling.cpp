@@ -220,6 +220,15 @@ static bool isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
+/// The input types sm_90's wgmma reads only K-major (both operands from
+/// shared memory, B given transposed): fp8, tf32 (f32 inputs where the mma
+/// allows tf32) and int8.
+static bool isKMajorOnly(MmaOp op) {
+  Type in = getElementTypeOrSelf(op.getA().getType());
+  return isFp8(in) || (in.isF32() && op.getAllowTf32()) ||
+         in.isSignlessInteger(8);
+}
+
 /// Whether `load`'s block can be copied in 16-byte cp.async pieces as far
 /// as its array tells (tile-pipeline-mma checks the thread layout too): its
 /// rows unit-strided, 16-byte aligned, of whole 16-element runs, zero-padded
@@ -258,8 +267,8 @@ static bool onlyViewedAsB(Value v) {
 /// Whether a warpgroup mma streams A through the cp.async ring (matmul)
 /// rather than taking it from registers (Q, or P from the chained mma).
 static bool readsAFromRing(MmaOp op, bool chained) {
-  if (isFp8(getElementTypeOrSelf(op.getA().getType())))
-    return !chained; // only wgmma from the ring takes fp8 (streamsFp8KMajor)
+  if (isKMajorOnly(op))
+    return !chained; // only wgmma from the ring takes them (streamsKMajor)
   SmallVector<Operation *> views;
   LoadOp aLoad = findLoadThroughUnitReshapes(op.getA(), op->getBlock(), &views);
   if (!aLoad || chained)
@@ -273,7 +282,7 @@ static bool readsAFromRing(MmaOp op, bool chained) {
          copiesWholeRows(bLoad, /*rank2=*/false);
 }
 
-bool mlir::tile::streamsFp8KMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
+bool mlir::tile::streamsKMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
                                   SmallVectorImpl<Operation *> *aChain,
                                   SmallVectorImpl<Operation *> *bChain) {
   bool aTransposed = true, bTransposed = false;
@@ -296,23 +305,27 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   auto a = cast<RankedTensorType>(op.getA().getType());
   auto c = cast<RankedTensorType>(op.getType());
   Type in = a.getElementType();
-  bool fp8 = isFp8(in);
-  if (a.getRank() != 2 || !(in.isF16() || in.isBF16() || fp8) ||
-      !c.getElementType().isF32())
+  // fp8, tf32 and int8: both operands K-major, 32 bytes of K per wgmma.
+  bool kMajorOnly = isKMajorOnly(op);
+  Type acc = c.getElementType();
+  if (a.getRank() != 2 || !(in.isF16() || in.isBF16() || kMajorOnly) ||
+      !(in.isSignlessInteger(8) ? acc.isSignlessInteger(32) : acc.isF32()))
     return {};
   int64_t m = c.getDimSize(0), n = c.getDimSize(1), k = a.getDimSize(1);
-  int64_t kBytes = k * (fp8 ? 1 : 2);
+  int64_t elemBytes = in.getIntOrFloatBitWidth() / 8;
+  int64_t kBytes = k * elemBytes;
   // K: whole 128-byte swizzle panels, or one 64-byte panel (K = 32) for A
   // in shared memory; K^T's rows (attention) are 128-byte panels.
   if (numWarps % 4 || m % (16 * numWarps) || n % 64 || n > 256 ||
       (kBytes % 128 && (chained || kBytes != 64)))
     return {};
-  // fp8 wgmma: 32 of K per instruction, both operands K-major in the ring.
-  if (fp8) {
-    if (chained || !isa<scf::ForOp>(op->getParentOp()) || !streamsFp8KMajor(op))
+  // fp8/tf32/int8 wgmma: 32 bytes of K per instruction, both operands
+  // K-major in the ring.
+  if (kMajorOnly) {
+    if (chained || !isa<scf::ForOp>(op->getParentOp()) || !streamsKMajor(op))
       return {};
     return MmaTilingAttr::get(op.getContext(), {numWarps, 1}, {m / numWarps, n},
-                              {64, n, 32});
+                              {64, n, 32 / elemBytes});
   }
   // The operands must be able to stream through the cp.async ring
   // (tile-pipeline-mma): B loaded in the body of the loop around the

@@ -62,11 +62,11 @@ LoadOp
 findLoadThroughUnitReshapes(Value v, Block *block,
                             SmallVectorImpl<Operation *> *chain = nullptr);
 
-/// Whether fp8 mma `op` can read both operands K-major from the cp.async
-/// ring: A a row-major [m][k] block, B the transpose of a row-major [n][k]
+/// Whether mma `op` (fp8, tf32 or int8, which wgmma reads only K-major) can
+/// read both operands K-major from the cp.async ring: A a row-major [m][k] block, B the transpose of a row-major [n][k]
 /// one (through bitcasts), from 16-byte-copyable arrays. Sets the loads
 /// and the view ops from each operand down to its load.
-bool streamsFp8KMajor(MmaOp op, LoadOp *aLoad = nullptr,
+bool streamsKMajor(MmaOp op, LoadOp *aLoad = nullptr,
                       LoadOp *bLoad = nullptr,
                       SmallVectorImpl<Operation *> *aChain = nullptr,
                       SmallVectorImpl<Operation *> *bChain = nullptr);

@@ -158,8 +158,17 @@ int64_t warpgroupRingStages(int64_t slotBytes) {
 /// at `mma` rather than a silent change (an autotuner skips that config).
 FailureOr<int64_t> ringSlots(MmaOp mma, int64_t automatic, int64_t requested,
                              int64_t minimum, int64_t slotBytes) {
-  if (requested <= 0)
-    return automatic;
+  if (requested <= 0) {
+    // The automatic count, as far as the block's shared memory holds it.
+    int64_t slots = std::min(automatic, kMaxSharedBytes / slotBytes);
+    if (slots < minimum)
+      return mma.emitError()
+             << "this mma loop's blocks need " << minimum
+             << " shared-memory slots of " << slotBytes
+             << " bytes, more than the " << kMaxSharedBytes / 1024
+             << " KB a block can have; use smaller tiles";
+    return slots;
+  }
   int64_t slots = std::max(requested, minimum);
   if (slots * slotBytes > kMaxSharedBytes)
     return mma.emitError() << "num_stages=" << requested << " needs " << slots
@@ -245,10 +254,15 @@ void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync, RingCopy copy) {
   b.setInsertionPointAfter(newFor);
   if (sync.lag) {
     // The accumulators are defined once the last wgmma is waited for.
+    // Every f32 tile the loop carries, and whatever its wgmmas yield
+    // (int8's i32 accumulators).
     SmallVector<Value> accs;
-    for (Value r : newFor.getResults())
+    Operation *yield = newFor.getBody()->getTerminator();
+    for (auto [r, yielded] :
+         llvm::zip(newFor.getResults(), yield->getOperands()))
       if (auto type = dyn_cast<RankedTensorType>(r.getType());
-          type && type.getElementType().isF32())
+          type && (type.getElementType().isF32() ||
+                   yielded.getDefiningOp<tilegpu::MmaOp>()))
         accs.push_back(r);
     if (!accs.empty()) {
       auto wait = tilegpu::WaitMmaOp::create(
@@ -341,15 +355,16 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   MmaKind kind = getMmaKind(mma);
   MmaTilingAttr tiling = mma.getTilingAttr();
   bool warpgroup = tiling && tiling.isWarpgroup();
-  // fp8 (wgmma only): A [m][k] and B^T [n][k] blocks, both K-major, read
-  // through bitcasts and B's transpose (streamsFp8KMajor).
-  bool fp8 = kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2;
-  if (kind != MmaKind::F16 && kind != MmaKind::BF16 && !(fp8 && warpgroup))
+  // fp8, tf32 and int8 (wgmma only): A [m][k] and B^T [n][k] blocks, both
+  // K-major, read through bitcasts and B's transpose (streamsKMajor).
+  bool kMajor = kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2 ||
+                kind == MmaKind::TF32 || kind == MmaKind::I8;
+  if (kind != MmaKind::F16 && kind != MmaKind::BF16 && !(kMajor && warpgroup))
     return false;
   LoadOp aLoad, bLoad;
   SmallVector<Operation *> views;
-  if (fp8) {
-    if (!streamsFp8KMajor(mma, &aLoad, &bLoad, &views, &views))
+  if (kMajor) {
+    if (!streamsKMajor(mma, &aLoad, &bLoad, &views, &views))
       return false;
   } else { // a batched matmul's blocks of one batch: through reshapes
     aLoad = findLoadThroughUnitReshapes(mma.getA(), body, &views);
@@ -374,17 +389,21 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   int64_t eb = storageBytes(aType.getElementType());
   MmaSmemLayout l = getMmaSmemLayout(m, n, k, eb, /*bTransposed=*/false);
   // wgmma reads 128-byte swizzled panels (no padding): A [m][k], B [k][n]
-  // (fp8: B^T [n][k]).
+  // (fp8, tf32, int8: B^T [n][k]).
   // A's rows are K long: 128-byte panels, or 64-byte ones for K = 32 f16
-  // (and fp8 B^T's rows likewise).
+  // (and a K-major B^T's rows likewise).
   int64_t aSwizzle = warpgroup ? warpgroupSwizzle(k * eb) : 0;
-  int64_t bSwizzle = !warpgroup ? 0 : fp8 ? aSwizzle : 128;
+  int64_t bSwizzle = !warpgroup ? 0 : kMajor ? aSwizzle : 128;
   if (warpgroup) {
     l.aBytes = m * k * eb;
     l.bBytes = k * n * eb;
   }
   int64_t slotBytes = l.aBytes + l.bBytes;
   bool lag = warpgroup && onlyFeedsNextIteration(mma, forOp);
+  // A wgmma left in flight needs a third slot; where three do not fit,
+  // each iteration waits for its wgmma and two slots take turns.
+  if (lag && numStages <= 0 && 3 * slotBytes > kMaxSharedBytes)
+    lag = false;
   FailureOr<int64_t> slots = ringSlots(
       mma, warpgroup ? warpgroupRingStages(slotBytes) : ringStages(slotBytes),
       numStages, lag ? 3 : 2, slotBytes);
@@ -395,9 +414,9 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   Type elemType = aType.getElementType();
   Value aRing = allocRing(forOp, m, k, elemType, stages, aSwizzle, l.aStride);
   Value bRing =
-      fp8 ? allocRing(forOp, n, k, elemType, stages, bSwizzle, 0)
+      kMajor ? allocRing(forOp, n, k, elemType, stages, bSwizzle, 0)
           : allocRing(forOp, k, n, elemType, stages, bSwizzle, l.bStride);
-  replaceWithSharedMma(mma, forOp, stages, aRing, bRing, /*bTransposed=*/fp8,
+  replaceWithSharedMma(mma, forOp, stages, aRing, bRing, /*bTransposed=*/kMajor,
                        /*inFlight=*/lag);
   for (Operation *op : views) // from the mma's operand down to the load
     op->erase();
@@ -634,11 +653,20 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
   return success();
 }
 
-/// An fp8 mma that tile-tiling narrowed but that got no ring (pipelining
-/// off or by registers, a loop that also stores, ...): its operands widened
-/// to f16 again (exact), the warpgroup tiling run as mma.sync.
-void widenUnstreamedFp8(MmaOp mma) {
+/// An fp8, tf32 or int8 mma that tile-tiling gave a warpgroup tiling but
+/// that got no ring (pipelining off or by registers, a loop that also
+/// stores, ...) runs as mma.sync over the same warps: tf32 and int8 with
+/// their own mma.sync instruction, fp8 widened to f16 again (exact).
+void runUnstreamedOnMmaSync(MmaOp mma) {
   MmaKind kind = getMmaKind(mma);
+  MmaTilingAttr tiling = mma.getTilingAttr();
+  if ((kind == MmaKind::TF32 || kind == MmaKind::I8) && tiling &&
+      tiling.isWarpgroup()) {
+    mma.setTilingAttr(MmaTilingAttr::get(mma.getContext(), tiling.getWarps(),
+                                         tiling.getWarpTile(),
+                                         mma.getTensorCoreShape()));
+    return;
+  }
   if (kind != MmaKind::F8E4M3 && kind != MmaKind::F8E5M2)
     return;
   OpBuilder b(mma);
@@ -677,7 +705,7 @@ struct TilePipelineMmaPass
     for (scf::ForOp forOp : loops)
       if (failed(prefetchLoop(forOp, *mode, numStages)))
         return signalPassFailure();
-    getOperation()->walk([](MmaOp mma) { widenUnstreamedFp8(mma); });
+    getOperation()->walk([](MmaOp mma) { runUnstreamedOnMmaSync(mma); });
   }
 };
 

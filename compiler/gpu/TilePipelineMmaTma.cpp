@@ -297,6 +297,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * eb;
+  // The wgmma in flight needs three slots; blocks too large for three are
+  // left to the cp.async ring, whose wgmmas can wait in two.
+  if (numStages <= 0 && 3 * bytes > kMaxSharedBytes)
+    return false;
   FailureOr<int64_t> slots =
       ringSlots(mma, warpgroupRingStages(bytes), numStages, 3, bytes);
   if (failed(slots))

@@ -207,13 +207,14 @@ struct WgmmaWaitLowering : ConvertOpToLLVMPattern<PtxWgmmaWaitOp> {
       rewriter.eraseOp(op);
       return success();
     }
+    // f32 accumulators ("f"), or int8's s32 ones ("r").
     std::string constraints;
-    for (int64_t i = 0; i < n; ++i)
-      constraints += "=f,";
+    for (Value v : adaptor.getValues())
+      constraints += v.getType().isF32() ? "=f," : "=r,";
     for (int64_t i = 0; i < n; ++i)
       constraints += std::to_string(i) + (i + 1 < n ? "," : "");
     auto structType = LLVM::LLVMStructType::getLiteral(
-        getContext(), SmallVector<Type>(n, rewriter.getF32Type()));
+        getContext(), SmallVector<Type>(adaptor.getValues().getTypes()));
     auto asmOp =
         inlineAsm(rewriter, op.getLoc(), structType, adaptor.getValues(),
                   "wgmma.wait_group.sync.aligned " +

@@ -4,9 +4,10 @@
 // shared buffers (tile-pipeline-mma's rings) becomes, per iteration:
 //
 //   wgmma.fence
-//   wgmma.mma_async.m64nNk16 per 16 of K (m64nNk32 per 32 for fp8) and
-//     per 64-row block of the warpgroup, operands read through
-//     shared-memory descriptors (fp8: B K-major, as A)
+//   wgmma.mma_async.m64nNk16 per 16 of K (m64nNk32 per 32 for fp8 and
+//     int8, m64nNk8 per 8 for tf32) and per 64-row block of the warpgroup,
+//     operands read through shared-memory descriptors (fp8, tf32, int8:
+//     B K-major, as A)
 //   wgmma.commit_group; wgmma.wait_group 1
 //
 // so one iteration's wgmmas run while the next iteration waits for its
@@ -235,9 +236,10 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   SmallVector<SmallVector<int64_t>> index =
       blockRegisters(w->accLayout, m, n, numWarps);
   SmallVector<Value> regs = unpackVector(rewriter, loc, acc);
-  Type f32 = rewriter.getF32Type();
+  // f32 accumulators, or s32 for int8.
+  Type accElem = w->accType.getElementType();
   auto structType =
-      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n / 2, f32));
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(n / 2, accElem));
   SmallVector<Value> blockAcc;
   for (ArrayRef<int64_t> block : index) {
     Value s = LLVM::UndefOp::create(rewriter, loc, structType);
@@ -251,8 +253,14 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   NVVM::WGMMATypes type = in.isBF16()                 ? NVVM::WGMMATypes::bf16
                           : isa<Float8E4M3FNType>(in) ? NVVM::WGMMATypes::e4m3
                           : isa<Float8E5M2Type>(in)   ? NVVM::WGMMATypes::e5m2
+                          : in.isF32()                ? NVVM::WGMMATypes::tf32
+                          : in.isInteger(8)           ? NVVM::WGMMATypes::s8
                                                       : NVVM::WGMMATypes::f16;
-  // 32 bytes of K per instruction: k16 for 16-bit types, k32 for fp8.
+  NVVM::WGMMATypes accWgmmaType = accElem.isInteger(32)
+                                      ? NVVM::WGMMATypes::s32
+                                      : NVVM::WGMMATypes::f32;
+  // 32 bytes of K per instruction: k16 for 16-bit types, k32 for fp8 and
+  // int8, k8 for tf32.
   int64_t kStep = 32 / eb;
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += kStep) {
@@ -268,7 +276,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
           NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
-          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          accWgmmaType, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           NVVM::MMALayout::row,
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,

@@ -83,6 +83,8 @@ LogicalResult PtxWgmmaWaitOp::verify() {
   if (getValues().size() != getResults().size())
     return emitOpError() << "returns each of its " << getValues().size()
                          << " values";
+  if (getValues().getTypes() != getResults().getTypes())
+    return emitOpError() << "returns its values with their types";
   return success();
 }
 

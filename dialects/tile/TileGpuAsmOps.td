@@ -83,9 +83,9 @@ def Tile_PtxWgmmaWaitOp : Tile_Op<"ptx.wgmma_wait"> {
     the wait (NVVM's wait takes no operands, and ptxas serializes every
     wgmma when a register may be read early).
   }];
-  let arguments = (ins Variadic<F32>:$values,
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$values,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
-  let results = (outs Variadic<F32>:$results);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
   let assemblyFormat = [{
     $values `pending` `=` $pending attr-dict `:` type($values) `->` type($results)
   }];

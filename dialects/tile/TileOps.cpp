@@ -472,23 +472,29 @@ LogicalResult MmaOp::verifyWarpgroupTiling(MmaTilingAttr tiling) {
   ArrayRef<int64_t> warps = tiling.getWarps(), warpTile = tiling.getWarpTile(),
                     instr = tiling.getInstr();
   bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(in);
-  if (!(in.isF16() || in.isBF16() || fp8) || !c.getElementType().isF32())
-    return emitOpError() << "warpgroup tiling needs f16/bf16 inputs and an "
-                            "f32 accumulator (or fp8 inputs with it)";
+  bool tf32 = in.isF32() && getAllowTf32();
+  bool int8 = in.isInteger(8) && c.getElementType().isInteger(32);
+  if (!(((in.isF16() || in.isBF16() || fp8 || tf32) &&
+         c.getElementType().isF32()) ||
+        int8))
+    return emitOpError() << "warpgroup tiling needs f16/bf16/fp8/tf32 inputs "
+                            "and an f32 accumulator, or int8 inputs and an "
+                            "i32 one";
   if (warps[1] != 1 || warps[0] % 4 || m % (16 * warps[0]))
     return emitOpError() << "warpgroup tiling needs warps [4w, 1] whose "
                             "16-row tiles divide M, got warps ["
                          << warps << "] for M = " << m;
   // 32 bytes of K per instruction; K in whole 128-byte panels or one
   // 64-byte one.
-  int64_t kStep = fp8 ? 32 : 16, kBytes = k * (fp8 ? 1 : 2);
+  int64_t elemBytes = in.getIntOrFloatBitWidth() / 8;
+  int64_t kStep = 32 / elemBytes, kBytes = k * elemBytes;
   if (instr[1] != n || n % 64 || n > 256 || (kBytes % 128 && kBytes != 64) ||
       instr[2] != kStep)
     return emitOpError() << "warpgroup instruction [" << instr
                          << "] must be [64, N, " << kStep
                          << "] with N a multiple of 64 up to 256 and K "
-                         << 64 / (fp8 ? 1 : 2) << " or a multiple of "
-                         << 128 / (fp8 ? 1 : 2) << " (N = " << n
+                         << 64 / elemBytes << " or a multiple of "
+                         << 128 / elemBytes << " (N = " << n
                          << ", K = " << k << ")";
   if (warpTile[0] != m / warps[0] || warpTile[1] != n)
     return emitOpError() << "warp tile [" << warpTile << "] is not what "

@@ -129,3 +129,80 @@ func.func @k32(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
   }
   return %acc : tensor<128x256xf32>
 }
+
+// -----
+
+// tf32 and int8: wgmma reads them only K-major, so B must be the transpose
+// of a loaded N x K block (the TN layout): 32 bytes of K per instruction,
+// m64n256k8 for tf32, m64n256k32 for int8.
+// CHECK-LABEL: func.func @tf32_tn
+// CHECK: tile.mma {{.*}} {allow_tf32, tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 256], instr = [64, 256, 8]}>}
+// CHECK-LABEL: func.func @int8_tn
+// CHECK: tile.mma {{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 256], instr = [64, 256, 32]}>}
+// SYNC-LABEL: func.func @tf32_tn
+// SYNC: instr = [16, 8, 8]
+// SYNC-LABEL: func.func @int8_tn
+// SYNC: instr = [16, 8, 32]
+func.func @tf32_tn(%A: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %Bt: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %C: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %nk: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %pn = tile.bid 1
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xf32>) : i32 {
+    %a = tile.load %A[%pm, %k] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<128x32xf32>
+    %bt = tile.load %Bt[%pn, %k] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<256x32xf32>
+    %b = tile.permute %bt, [1, 0] : tensor<256x32xf32> -> tensor<32x256xf32>
+    %r = tile.mma %a, %b, %acc0 {allow_tf32} : tensor<128x32xf32>, tensor<32x256xf32> -> tensor<128x256xf32>
+    scf.yield %r : tensor<128x256xf32>
+  }
+  tile.store %C[%pm, %pn], %acc : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x256xf32>
+  return
+}
+
+func.func @int8_tn(%A: !tile.array<?x?xi8, strides = [?, 1], align = 16, div = 16>,
+                   %Bt: !tile.array<?x?xi8, strides = [?, 1], align = 16, div = 16>,
+                   %C: !tile.array<?x?xi32, strides = [?, 1], align = 16, div = 16>,
+                   %nk: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %pn = tile.bid 1
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0> : tensor<128x256xi32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xi32>) : i32 {
+    %a = tile.load %A[%pm, %k] : !tile.array<?x?xi8, strides = [?, 1], align = 16, div = 16> -> tensor<128x128xi8>
+    %bt = tile.load %Bt[%pn, %k] : !tile.array<?x?xi8, strides = [?, 1], align = 16, div = 16> -> tensor<256x128xi8>
+    %b = tile.permute %bt, [1, 0] : tensor<256x128xi8> -> tensor<128x256xi8>
+    %r = tile.mma %a, %b, %acc0 : tensor<128x128xi8>, tensor<128x256xi8> -> tensor<128x256xi32>
+    scf.yield %r : tensor<128x256xi32>
+  }
+  tile.store %C[%pm, %pn], %acc : !tile.array<?x?xi32, strides = [?, 1], align = 16, div = 16>, tensor<128x256xi32>
+  return
+}
+
+// -----
+
+// tf32 with B not transposed (N-major): no wgmma takes it; mma.sync.
+// CHECK-LABEL: func.func @tf32_nn
+// CHECK: instr = [16, 8, 8]
+func.func @tf32_nn(%A: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %B: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %C: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                   %nk: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %pn = tile.bid 1
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x128xf32>) : i32 {
+    %a = tile.load %A[%pm, %k] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<128x32xf32>
+    %b = tile.load %B[%k, %pn] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<32x128xf32>
+    %r = tile.mma %a, %b, %acc0 {allow_tf32} : tensor<128x32xf32>, tensor<32x128xf32> -> tensor<128x128xf32>
+    scf.yield %r : tensor<128x128xf32>
+  }
+  tile.store %C[%pm, %pn], %acc : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x128xf32>
+  return
+}

@@ -613,8 +613,26 @@ func.func @wgmma_tiling_k(%a: tensor<128x48xf16>, %b: tensor<48x128xf16>, %c: te
 // -----
 
 func.func @wgmma_tiling_types(%a: tensor<128x64xf16>, %b: tensor<64x128xf16>, %c: tensor<128x128xf16>) {
-  // expected-error @+1 {{warpgroup tiling needs f16/bf16 inputs and an f32 accumulator}}
+  // expected-error @+1 {{warpgroup tiling needs f16/bf16/fp8/tf32 inputs and an f32 accumulator, or int8 inputs and an i32 one}}
   %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf16>
+  return
+}
+
+// -----
+
+// f32 inputs take a warpgroup tiling only as tf32.
+func.func @wgmma_tiling_f32_without_tf32(%a: tensor<128x32xf32>, %b: tensor<32x128xf32>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{has a tiling but no tensor-core instruction}}
+  %0 = tile.mma %a, %b, %c {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 8]}>} : tensor<128x32xf32>, tensor<32x128xf32> -> tensor<128x128xf32>
+  return
+}
+
+// -----
+
+// tf32: 8 of K (32 bytes) per instruction.
+func.func @wgmma_tiling_tf32_k_step(%a: tensor<128x32xf32>, %b: tensor<32x128xf32>, %c: tensor<128x128xf32>) {
+  // expected-error @+1 {{warpgroup instruction [64, 128, 16] must be [64, N, 8] with N a multiple of 64 up to 256 and K 16 or a multiple of 32}}
+  %0 = tile.mma %a, %b, %c {allow_tf32, tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 128], instr = [64, 128, 16]}>} : tensor<128x32xf32>, tensor<32x128xf32> -> tensor<128x128xf32>
   return
 }
 
