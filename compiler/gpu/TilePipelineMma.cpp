@@ -251,28 +251,32 @@ void emitRing(scf::ForOp forOp, int64_t stages, RingSync sync, RingCopy copy) {
             copy(yb, ahead, ringSlotAt(yb, loc, forOp, newIv, depth, stages)));
         return yields;
       }));
-  b.setInsertionPointAfter(newFor);
-  if (sync.lag) {
-    // The accumulators are defined once the last wgmma is waited for.
-    // Every f32 tile the loop carries, and whatever its wgmmas yield
-    // (int8's i32 accumulators).
-    SmallVector<Value> accs;
-    Operation *yield = newFor.getBody()->getTerminator();
-    for (auto [r, yielded] :
-         llvm::zip(newFor.getResults(), yield->getOperands()))
-      if (auto type = dyn_cast<RankedTensorType>(r.getType());
-          type && (type.getElementType().isF32() ||
-                   yielded.getDefiningOp<tilegpu::MmaOp>()))
-        accs.push_back(r);
-    if (!accs.empty()) {
-      auto wait = tilegpu::WaitMmaOp::create(
-          b, loc, ValueRange(accs).getTypes(), accs, /*pending=*/0);
-      for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
-        acc.replaceAllUsesExcept(waited, wait);
-    }
-  }
+  // The accumulators are defined once the last wgmma is waited for.
+  Operation *wait = sync.lag ? waitForInFlightAccumulators(newFor) : nullptr;
+  b.setInsertionPointAfter(wait ? wait : newFor.getOperation());
   tilegpu::AsyncWaitOp::create(b, loc, newFor.getResults().back(), 0);
   gpu::BarrierOp::create(b, loc);
+}
+
+Operation *waitForInFlightAccumulators(scf::ForOp forOp) {
+  // Every f32 tile the loop carries, and whatever its wgmmas yield.
+  SmallVector<Value> accs;
+  Operation *yield = forOp.getBody()->getTerminator();
+  for (auto [r, yielded] :
+       llvm::zip(forOp.getResults(), yield->getOperands()))
+    if (auto type = dyn_cast<RankedTensorType>(r.getType());
+        type && (type.getElementType().isF32() ||
+                 yielded.getDefiningOp<tilegpu::MmaOp>()))
+      accs.push_back(r);
+  if (accs.empty())
+    return nullptr;
+  OpBuilder b(forOp->getContext());
+  b.setInsertionPointAfter(forOp);
+  auto wait = tilegpu::WaitMmaOp::create(
+      b, forOp.getLoc(), ValueRange(accs).getTypes(), accs, /*pending=*/0);
+  for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
+    acc.replaceAllUsesExcept(waited, wait);
+  return wait;
 }
 
 /// Copies the block `load` reads at iteration `iv` (its index `slice`

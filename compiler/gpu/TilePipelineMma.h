@@ -57,6 +57,11 @@ void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
 /// loop's results (its wgmma may stay in flight across the back edge).
 bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp);
 
+/// After `forOp`, whose last wgmma is still in flight: a tilegpu.wait_mma
+/// that the uses of the accumulators it yields (f32, or int8's i32) read
+/// instead. Returns the wait, or null when the loop yields none.
+Operation *waitForInFlightAccumulators(scf::ForOp forOp);
+
 /// One mma of a loop whose B streams through a ring (attention's K^T and
 /// V): the load, the views from the mma's B down to it, the load's index
 /// slice, whether B is read K-major (the transpose of a row-major block),

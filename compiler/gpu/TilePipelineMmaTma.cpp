@@ -3,7 +3,8 @@
 // tile-pipeline-mma with mma-pipelining=tma: a matmul-shaped sm_90 loop (one
 // f16/bf16 wgmma whose A and B are loads of kernel arrays marked
 // `tile.tma_ok`, its accumulator only carried to the next iteration) streams
-// A [m][k] and B [k][n] through S-slot rings that TMA fills.
+// A [m][k] and B [k][n] (tf32 and int8: B^T [n][k]) through S-slot rings
+// that TMA fills.
 //
 // - The kernel gets one tensor-map argument per operand (last, marked
 //   `tilegpu.tensor_map_of = #tilegpu.tensor_map_of<array = N>`): the box is
@@ -267,7 +268,9 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   MmaOp mma = mmas.front();
   MmaKind kind = getMmaKind(mma);
   MmaTilingAttr tiling = mma.getTilingAttr();
-  if ((kind != MmaKind::F16 && kind != MmaKind::BF16) || !tiling ||
+  // tf32 and int8: A [m][k] and B^T [n][k], both K-major (streamsKMajor).
+  bool kMajor = kind == MmaKind::TF32 || kind == MmaKind::I8;
+  if ((kind != MmaKind::F16 && kind != MmaKind::BF16 && !kMajor) || !tiling ||
       !tiling.isWarpgroup() || !onlyFeedsNextIteration(mma, forOp))
     return false;
   auto func = forOp->getParentOfType<func::FuncOp>();
@@ -275,8 +278,13 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   // A batched matmul's blocks of one batch come through reshapes (their
   // boxes keep the unit batch dimension).
   SmallVector<Operation *> views;
-  ops[0].load = findLoadThroughUnitReshapes(mma.getA(), body, &views);
-  ops[1].load = findLoadThroughUnitReshapes(mma.getB(), body, &views);
+  if (kMajor) {
+    if (!streamsKMajor(mma, &ops[0].load, &ops[1].load, &views, &views))
+      return false;
+  } else {
+    ops[0].load = findLoadThroughUnitReshapes(mma.getA(), body, &views);
+    ops[1].load = findLoadThroughUnitReshapes(mma.getB(), body, &views);
+  }
   for (TmaOperand &o : ops) {
     if (!o.load || o.load->getBlock() != body || !o.load->hasOneUse() ||
         !tmaLoadable(o.load))
@@ -290,9 +298,11 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   auto aType = cast<RankedTensorType>(mma.getA().getType());
   int64_t eb = storageBytes(aType.getElementType());
   // A's rows are K long (128-byte panels, or 64-byte ones for K = 32
-  // f16); B's [k][n] rows are N long, in 128-byte panels.
-  if (!fitsTma(ops[0], forOp, warpgroupSwizzle(aType.getDimSize(1) * eb)) ||
-      !fitsTma(ops[1], forOp, 128))
+  // f16); B's [k][n] rows are N long, in 128-byte panels; B^T's [n][k]
+  // rows are K long, as A's.
+  int64_t aSwizzle = warpgroupSwizzle(aType.getDimSize(1) * eb);
+  if (!fitsTma(ops[0], forOp, aSwizzle) ||
+      !fitsTma(ops[1], forOp, kMajor ? aSwizzle : 128))
     return false;
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
@@ -312,26 +322,14 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   if (failed(buildTmaRing(forOp, ops, stages, stages - 2, mma, bars)))
     return failure();
   replaceWithSharedMma(mma, forOp, stages, ops[0].ring, ops[1].ring,
-                       /*bTransposed=*/false, /*inFlight=*/true);
+                       /*bTransposed=*/kMajor, /*inFlight=*/true);
   for (Operation *view : views) // from the mma's operand down to the load
     view->erase();
   for (TmaOperand &o : ops)
     o.load.erase();
 
   // After the loop: the accumulators once the last wgmma is done.
-  OpBuilder b(forOp->getContext());
-  b.setInsertionPointAfter(forOp);
-  SmallVector<Value> accs;
-  for (Value r : forOp.getResults())
-    if (auto type = dyn_cast<RankedTensorType>(r.getType());
-        type && type.getElementType().isF32())
-      accs.push_back(r);
-  if (!accs.empty()) {
-    auto wait = tilegpu::WaitMmaOp::create(
-        b, forOp.getLoc(), ValueRange(accs).getTypes(), accs, /*pending=*/0);
-    for (auto [acc, waited] : llvm::zip(accs, wait.getResults()))
-      acc.replaceAllUsesExcept(waited, wait);
-  }
+  waitForInFlightAccumulators(forOp);
   closeTmaRing(forOp, bars, stages);
   return true;
 }

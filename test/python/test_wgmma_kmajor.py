@@ -44,16 +44,19 @@ def _tn_ptx(tmp_path, kind, k=4096, **env):
 
 @needs_sm90
 @pytest.mark.parametrize("kind", ["tf32", "int8"])
-def test_tn_matmul_streams_into_wgmma(tmp_path, kind):
-    """Both blocks through the cp.async ring into wgmmas of the kind's own
-    instruction (4 per 128 bytes of K), the in-flight wgmma waited for after
-    the loop (through the accumulators: int8's are s32), no mma.sync, no
-    spills."""
-    ptx = _tn_ptx(tmp_path, kind)
+@pytest.mark.parametrize("tma", ["1", "0"])
+def test_tn_matmul_streams_into_wgmma(tmp_path, kind, tma):
+    """Both blocks through the TMA ring (A and B^T boxes alike: K-major
+    128-byte panels), or with TILE_TMA=0 the cp.async ring, into wgmmas of
+    the kind's own instruction (4 per 128 bytes of K), the in-flight wgmma
+    waited for after the loop (through the accumulators: int8's are s32),
+    no mma.sync, no spills."""
+    ptx = _tn_ptx(tmp_path, kind, TILE_TMA=tma)
     instr = KINDS[kind][3]
     assert ptx.count(f"wgmma.mma_async.sync.aligned.{instr}") == 4
     assert "mma.sync" not in ptx
-    assert "cp.async.cg.shared.global" in ptx
+    assert ("cp.async.bulk.tensor.2d" in ptx) == (tma == "1")
+    assert ("cp.async.cg.shared.global" in ptx) == (tma == "0")
     assert re.search(r"wgmma.wait_group.sync.aligned\s+0;", ptx)
     report = _ptxas_info(tmp_path, ptx, "matmul_tn")
     assert "0 bytes spill stores, 0 bytes spill loads" in report, report
