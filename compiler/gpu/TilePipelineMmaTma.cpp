@@ -3,8 +3,8 @@
 // tile-pipeline-mma with mma-pipelining=tma: a matmul-shaped sm_90 loop (one
 // f16/bf16 wgmma whose A and B are loads of kernel arrays marked
 // `tile.tma_ok`, its accumulator only carried to the next iteration) streams
-// A [m][k] and B [k][n] (tf32 and int8: B^T [n][k]) through S-slot rings
-// that TMA fills.
+// A [m][k] and B [k][n] (fp8, tf32 and int8: B^T [n][k]) through S-slot
+// rings that TMA fills.
 //
 // - The kernel gets one tensor-map argument per operand (last, marked
 //   `tilegpu.tensor_map_of = #tilegpu.tensor_map_of<array = N>`): the box is
@@ -268,8 +268,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   MmaOp mma = mmas.front();
   MmaKind kind = getMmaKind(mma);
   MmaTilingAttr tiling = mma.getTilingAttr();
-  // tf32 and int8: A [m][k] and B^T [n][k], both K-major (streamsKMajor).
-  bool kMajor = kind == MmaKind::TF32 || kind == MmaKind::I8;
+  // fp8, tf32 and int8: A [m][k] and B^T [n][k], both K-major
+  // (streamsKMajor).
+  bool kMajor = kind == MmaKind::TF32 || kind == MmaKind::I8 ||
+                kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2;
   if ((kind != MmaKind::F16 && kind != MmaKind::BF16 && !kMajor) || !tiling ||
       !tiling.isWarpgroup() || !onlyFeedsNextIteration(mma, forOp))
     return false;
@@ -279,7 +281,12 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   // boxes keep the unit batch dimension).
   SmallVector<Operation *> views;
   if (kMajor) {
-    if (!streamsKMajor(mma, &ops[0].load, &ops[1].load, &views, &views))
+    // The ring holds what TMA copies: blocks of the mma's own element type
+    // (not fp8 bytes bitcast after the load).
+    Type in = getElementTypeOrSelf(mma.getA().getType());
+    if (!streamsKMajor(mma, &ops[0].load, &ops[1].load, &views, &views) ||
+        getElementTypeOrSelf(ops[0].load.getType()) != in ||
+        getElementTypeOrSelf(ops[1].load.getType()) != in)
       return false;
   } else {
     ops[0].load = findLoadThroughUnitReshapes(mma.getA(), body, &views);
