@@ -633,6 +633,8 @@ def main():
     if want("matmul"):
         run_matmul(mm_sizes)
         run_matmul_fp8()
+    if want("matmul-tn"):  # the K-major kinds alone: fp8, tf32, int8
+        run_matmul_fp8()
     if want("matmul") or want("matmul-tn"):
         run_matmul_tn()
     if want("matmul") or want("bmm"):
