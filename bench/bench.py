@@ -419,9 +419,9 @@ def run_attention(shapes):
 
 def run_attention_backward(shapes):
     """The FlashAttention-2 backward of examples/flash_attention_backward.py
-    (dQ, dK, dV from O and the row lse; 128 keys per dK/dV program, 128
-    queries per dQ program) against torch's autograd of SDPA's backward;
-    the forward runs once outside the timing for both. The gradients are
+    (dQ, dK, dV from O and the row lse; blocks by head dim: sm90_blocks)
+    against torch's autograd of SDPA's backward; the forward runs once
+    outside the timing for both. The gradients are
     allocated as torch allocates SDPA's (in the inputs' dtype, not
     poisoned); the check compares them with SDPA's."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
@@ -449,8 +449,9 @@ def run_attention_backward(shapes):
             got = []
 
             def tile_bwd():
+                kv_blocks, q_blocks = FAB.sm90_blocks(D)
                 got[:] = FAB.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
-                                      dkdv_blocks=(64, 128), dq_blocks=(128, 64),
+                                      dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
                                       grad_dtype=q.dtype)
 
             def check():

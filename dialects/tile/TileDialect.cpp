@@ -1,6 +1,7 @@
 //===- TileDialect.cpp - tile dialect registration ------------------------===//
 #include "dialects/tile/TileDialect.h"
 #include "dialects/tile/TileGpuAsmOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -31,7 +31,9 @@ def Tile_Dialect : Dialect {
       return ::llvm::StringLiteral("tile.tma_ok");
     }
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  // LLVM: the tile.ptx ops' pointers are !llvm.ptr (their parsers make one).
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 class Tile_Op<string mnemonic, list<Trait> traits = []>
