@@ -301,7 +301,7 @@ def run_matmul_fp8(S=4096):
     attempt(p, "torch", scaled_mm, lambda: relerr(scaled_mm(), "torch"), flops=fl)
     C.fill_(float("nan"))
     cfg = K.FP8_MATMUL_CONFIG
-    attempt(p, "tile", lambda: K.matmul_fp8_tn[(S // cfg["BM"], S // cfg["BN"])](A, Bt, C, **cfg),
+    attempt(p, "tile", lambda: K.matmul_tn[(S // cfg["BM"], S // cfg["BN"])](A, Bt, C, **cfg),
             relerr, flops=fl)
 
 

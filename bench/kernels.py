@@ -302,39 +302,24 @@ def bmm(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int], BK: tile.Consta
     tile.store(c, index=(z, pm, pn), tile=acc.astype(c.dtype))
 
 
-# -- fp8 (issue 16): C = A @ B with B given transposed (N x K), both K-major as
-# sm_90's fp8 wgmma reads them; f32 accumulator and output; fast accumulation
-# (the fp8 tensor cores' own, as torch._scaled_mm(use_fast_accum=True)).
-FP8_MATMUL_CONFIG = dict(BM=128, BN=256, BK=128)
-
-
-@tile.kernel
-def matmul_fp8_tn(a, bt, c, BM: tile.Constant[int], BN: tile.Constant[int],
-                  BK: tile.Constant[int]):
-    pm, pn = tile.bid(0), tile.bid(1)
-    acc = tile.zeros((BM, BN), tile.float32)
-    for k in tile.range(tile.cdiv(a.shape[1], BK)):
-        at = tile.load(a, index=(pm, k), shape=(BM, BK))
-        bt_t = tile.transpose(tile.load(bt, index=(pn, k), shape=(BN, BK)))
-        acc = tile.mma(at, bt_t, acc, use_fast_acc=True)
-    tile.store(c, index=(pm, pn), tile=acc)
-
-
-# -- tf32 and int8 (issue 17): the same TN layout, which sm_90's wgmma needs
-# for both (it reads tf32 and int8 K-major only, as fp8). tf32: f32 inputs
-# that the tensor cores read as tf32 (the low mantissa bits dropped, as
-# cuBLAS's tf32 does), f32 out. int8: exact i32 accumulation and output.
+# -- fp8, tf32 and int8 (issues 16 and 17): C = A @ B with B given transposed
+# (N x K), both operands K-major, the only layout sm_90's wgmma reads these
+# kinds in. fp8: f32 accumulator and output, fast accumulation (FAST: the
+# fp8 tensor cores' own, as torch._scaled_mm(use_fast_accum=True)). tf32:
+# f32 inputs that the tensor cores read as tf32 (the low mantissa bits
+# dropped, as cuBLAS's tf32 does), f32 out. int8: exact i32 accumulation.
+FP8_MATMUL_CONFIG = dict(BM=128, BN=256, BK=128, FAST=True)
 TF32_MATMUL_CONFIG = dict(BM=128, BN=256, BK=32)
 INT8_MATMUL_CONFIG = dict(BM=128, BN=256, BK=128)
 
 
 @tile.kernel
 def matmul_tn(a, bt, c, BM: tile.Constant[int], BN: tile.Constant[int],
-              BK: tile.Constant[int]):
+              BK: tile.Constant[int], FAST: tile.Constant[bool] = False):
     pm, pn = tile.bid(0), tile.bid(1)
     acc = tile.zeros((BM, BN), c.dtype)
     for k in tile.range(tile.cdiv(a.shape[1], BK)):
         at = tile.load(a, index=(pm, k), shape=(BM, BK))
         bt_t = tile.transpose(tile.load(bt, index=(pn, k), shape=(BN, BK)))
-        acc = tile.mma(at, bt_t, acc, allow_tf32=True)
+        acc = tile.mma(at, bt_t, acc, allow_tf32=True, use_fast_acc=FAST)
     tile.store(c, index=(pm, pn), tile=acc)

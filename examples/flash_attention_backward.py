@@ -68,6 +68,30 @@ def _query_block(q, dout, lse, delta, bh, i, BM, D):
     return Q, dO, lse_rows, delta_rows
 
 
+def _head_and_block(bh, t, first, per_head, GROUP):
+    """Step t of a dK/dV loop over its K/V head's GROUP query heads: the
+    query head and query block."""
+    if GROUP == 1:  # a Constant: one head, no division
+        return bh, first + t
+    return bh * GROUP + t // per_head, first + t % per_head
+
+
+def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, scale, dV,
+                        CAUSAL):
+    """One (key block, query block) pair of a dK/dV program, keys along the
+    rows: P^T (the transpose of _probabilities' P), dV += P^T dO, and
+    dS^T = P^T (dP^T - delta) without the scale. Returns dS^T and dV."""
+    BN, BM = K.shape[0], Q.shape[0]
+    st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
+    valid = (keys[:, None] < seq) & (queries[None, :] < seq)
+    if CAUSAL:
+        valid = valid & (keys[:, None] <= queries[None, :])
+    pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
+    dV = tile.mma(pt.astype(dO.dtype), dO, dV)
+    dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
+    return pt * (dpt - delta_rows[None, :]), dV
+
+
 # Eight warps: two warpgroups. Every product of attention_dkdv has the BN
 # keys as its rows (S^T = K Q^T, dP^T = V dO^T, dV += P^T dO, dK += dS^T Q)
 # and every product of attention_dq the BM queries (S = Q K^T, dP = dO V^T,
@@ -94,21 +118,11 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
         first = kb * BN // BM
     per_head = tile.cdiv(seq, BM) - first
     for t in tile.range(GROUP * per_head):
-        if GROUP == 1:  # a Constant: one head, no division
-            h, i = bh, first + t
-        else:
-            h, i = bh * GROUP + t // per_head, first + t % per_head
+        h, i = _head_and_block(bh, t, first, per_head, GROUP)
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
         queries = i * BM + tile.arange(BM)
-        # P^T: the transpose of _probabilities' P, keys along the rows.
-        st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
-        valid = (keys[:, None] < seq) & (queries[None, :] < seq)
-        if CAUSAL:
-            valid = valid & (keys[:, None] <= queries[None, :])
-        pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
-        dV = tile.mma(pt.astype(dO.dtype), dO, dV)
-        dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
-        dst = pt * (dpt - delta_rows[None, :])
+        dst, dV = _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries,
+                                      seq, scale, dV, CAUSAL)
         dK = tile.mma(dst.astype(Q.dtype), Q, dK)
     tile.store(dk, index=(bh, kb, 0), tile=tile.reshape((dK * scale).astype(dk.dtype), (1, BN, D)))
     tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
@@ -135,20 +149,12 @@ def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
         first = kb * BN // BM
     per_head = tile.cdiv(seq, BM) - first
     for t in tile.range(GROUP * per_head):
-        if GROUP == 1:
-            h, i = bh, first + t
-        else:
-            h, i = bh * GROUP + t // per_head, first + t % per_head
+        h, i = _head_and_block(bh, t, first, per_head, GROUP)
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
         queries = i * BM + tile.arange(BM)
-        st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
-        valid = (keys[:, None] < seq) & (queries[None, :] < seq)
-        if CAUSAL:
-            valid = valid & (keys[:, None] <= queries[None, :])
-        pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
-        dV = tile.mma(pt.astype(dO.dtype), dO, dV)
-        dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
-        dst = (pt * (dpt - delta_rows[None, :]) * scale).astype(Q.dtype)
+        dst, dV = _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries,
+                                      seq, scale, dV, CAUSAL)
+        dst = (dst * scale).astype(Q.dtype)
         dK = tile.mma(dst, Q, dK)
         dq_part = tile.mma(tile.transpose(dst), K, tile.zeros((BM, D), tile.float32))
         # Lanes past `seq` are out of bounds: atomic_add skips them.

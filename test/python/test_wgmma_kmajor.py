@@ -70,14 +70,15 @@ def test_tn_matmul_streams_into_wgmma(tmp_path, kind, tma):
 def test_fp8_tn_matmul_streams_through_tma(tmp_path, tma):
     """bench's fp8 matmul on float8 arrays (no bitcast after the load): its
     A and B^T blocks come through the TMA ring too (TILE_TMA=0: cp.async)."""
-    ptx = run_tilec([BENCH + "::matmul_fp8_tn", "--args",
+    ptx = run_tilec([BENCH + "::matmul_tn", "--args",
                      "float8_e4m3fn[4096,4096], float8_e4m3fn[4096,4096], f32[4096,4096]",
-                     "-D", "BM=128", "-D", "BN=256", "-D", "BK=128", "--target", "sm_90",
+                     "-D", "BM=128", "-D", "BN=256", "-D", "BK=128", "-D", "FAST=True",
+                     "--target", "sm_90",
                      "--emit", "ptx"], tmp_path, TILE_TMA=tma).stdout
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") == 4
     assert ("cp.async.bulk.tensor.2d" in ptx) == (tma == "1")
     assert ("cp.async.cg.shared.global" in ptx) == (tma == "0")
-    report = _ptxas_info(tmp_path, ptx, "matmul_fp8_tn")
+    report = _ptxas_info(tmp_path, ptx, "matmul_tn")
     assert "0 bytes spill stores, 0 bytes spill loads" in report, report
 
 
