@@ -283,8 +283,8 @@ static bool readsAFromRing(MmaOp op, bool chained) {
 }
 
 bool mlir::tile::streamsKMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
-                                  SmallVectorImpl<Operation *> *aChain,
-                                  SmallVectorImpl<Operation *> *bChain) {
+                               SmallVectorImpl<Operation *> *aChain,
+                               SmallVectorImpl<Operation *> *bChain) {
   bool aTransposed = true, bTransposed = false;
   LoadOp a =
       findLoadThroughView(op.getA(), op->getBlock(), aChain, &aTransposed);

@@ -63,13 +63,13 @@ findLoadThroughUnitReshapes(Value v, Block *block,
                             SmallVectorImpl<Operation *> *chain = nullptr);
 
 /// Whether mma `op` (fp8, tf32 or int8, which wgmma reads only K-major) can
-/// read both operands K-major from the cp.async ring: A a row-major [m][k] block, B the transpose of a row-major [n][k]
-/// one (through bitcasts), from 16-byte-copyable arrays. Sets the loads
-/// and the view ops from each operand down to its load.
-bool streamsKMajor(MmaOp op, LoadOp *aLoad = nullptr,
-                      LoadOp *bLoad = nullptr,
-                      SmallVectorImpl<Operation *> *aChain = nullptr,
-                      SmallVectorImpl<Operation *> *bChain = nullptr);
+/// read both operands K-major from the cp.async ring: A a row-major [m][k]
+/// block, B the transpose of a row-major [n][k] one (through bitcasts), from
+/// 16-byte-copyable arrays. Sets the loads and the view ops from each operand
+/// down to its load.
+bool streamsKMajor(MmaOp op, LoadOp *aLoad = nullptr, LoadOp *bLoad = nullptr,
+                   SmallVectorImpl<Operation *> *aChain = nullptr,
+                   SmallVectorImpl<Operation *> *bChain = nullptr);
 
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.

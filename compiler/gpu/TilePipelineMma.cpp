@@ -262,8 +262,7 @@ Operation *waitForInFlightAccumulators(scf::ForOp forOp) {
   // Every f32 tile the loop carries, and whatever its wgmmas yield.
   SmallVector<Value> accs;
   Operation *yield = forOp.getBody()->getTerminator();
-  for (auto [r, yielded] :
-       llvm::zip(forOp.getResults(), yield->getOperands()))
+  for (auto [r, yielded] : llvm::zip(forOp.getResults(), yield->getOperands()))
     if (auto type = dyn_cast<RankedTensorType>(r.getType());
         type && (type.getElementType().isF32() ||
                  yielded.getDefiningOp<tilegpu::MmaOp>()))
@@ -419,7 +418,7 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
   Value aRing = allocRing(forOp, m, k, elemType, stages, aSwizzle, l.aStride);
   Value bRing =
       kMajor ? allocRing(forOp, n, k, elemType, stages, bSwizzle, 0)
-          : allocRing(forOp, k, n, elemType, stages, bSwizzle, l.bStride);
+             : allocRing(forOp, k, n, elemType, stages, bSwizzle, l.bStride);
   replaceWithSharedMma(mma, forOp, stages, aRing, bRing, /*bTransposed=*/kMajor,
                        /*inFlight=*/lag);
   for (Operation *op : views) // from the mma's operand down to the load

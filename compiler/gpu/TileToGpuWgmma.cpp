@@ -256,9 +256,8 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
                           : in.isF32()                ? NVVM::WGMMATypes::tf32
                           : in.isInteger(8)           ? NVVM::WGMMATypes::s8
                                                       : NVVM::WGMMATypes::f16;
-  NVVM::WGMMATypes accWgmmaType = accElem.isInteger(32)
-                                      ? NVVM::WGMMATypes::s32
-                                      : NVVM::WGMMATypes::f32;
+  NVVM::WGMMATypes accWgmmaType =
+      accElem.isInteger(32) ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32;
   // 32 bytes of K per instruction: k16 for 16-bit types, k32 for fp8 and
   // int8, k8 for tf32.
   int64_t kStep = 32 / eb;
@@ -275,10 +274,9 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
           advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * aSwizzle);
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
-          NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type,
-          accWgmmaType, NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row,
+          NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type, accWgmmaType,
+          NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
+          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/NVVM::MMAIntOverflowAttr());
     }

@@ -494,8 +494,8 @@ LogicalResult MmaOp::verifyWarpgroupTiling(MmaTilingAttr tiling) {
                          << "] must be [64, N, " << kStep
                          << "] with N a multiple of 64 up to 256 and K "
                          << 64 / elemBytes << " or a multiple of "
-                         << 128 / elemBytes << " (N = " << n
-                         << ", K = " << k << ")";
+                         << 128 / elemBytes << " (N = " << n << ", K = " << k
+                         << ")";
   if (warpTile[0] != m / warps[0] || warpTile[1] != n)
     return emitOpError() << "warp tile [" << warpTile << "] is not what "
                          << warps[0] << " warps along M of [" << m << ", " << n
