@@ -68,6 +68,20 @@ def _query_block(q, dout, lse, delta, bh, i, BM, D):
     return Q, dO, lse_rows, delta_rows
 
 
+def _key_block_state(k, v, bh, kb, seq, BM, BN, D, CAUSAL):
+    """A dK/dV program's key block: K and V, the key indices, zero dK and dV,
+    and its query blocks per head from the first that sees a key."""
+    K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
+    keys = kb * BN + tile.arange(BN)
+    dK = tile.zeros((BN, D), tile.float32)
+    dV = tile.zeros((BN, D), tile.float32)
+    first = 0
+    if CAUSAL:  # query blocks that end before this block's first key see none of it
+        first = kb * BN // BM
+    return K, V, keys, dK, dV, first, tile.cdiv(seq, BM) - first
+
+
 def _head_and_block(bh, t, first, per_head, GROUP):
     """Step t of a dK/dV loop over its K/V head's GROUP query heads: the
     query head and query block."""
@@ -108,15 +122,8 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
                    BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                    CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
     bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
-    K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
-    V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
-    keys = kb * BN + tile.arange(BN)
-    dK = tile.zeros((BN, D), tile.float32)
-    dV = tile.zeros((BN, D), tile.float32)
-    first = 0
-    if CAUSAL:  # query blocks that end before this block's first key see none of it
-        first = kb * BN // BM
-    per_head = tile.cdiv(seq, BM) - first
+    K, V, keys, dK, dV, first, per_head = _key_block_state(k, v, bh, kb, seq, BM, BN, D,
+                                                           CAUSAL)
     for t in tile.range(GROUP * per_head):
         h, i = _head_and_block(bh, t, first, per_head, GROUP)
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
@@ -138,16 +145,9 @@ def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
                      BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                      CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
     bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
-    K = tile.reshape(tile.load(k, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
-    V = tile.reshape(tile.load(v, index=(bh, kb, 0), shape=(1, BN, D)), (BN, D))
-    keys = kb * BN + tile.arange(BN)
+    K, V, keys, dK, dV, first, per_head = _key_block_state(k, v, bh, kb, seq, BM, BN, D,
+                                                           CAUSAL)
     dims = tile.arange(D)
-    dK = tile.zeros((BN, D), tile.float32)
-    dV = tile.zeros((BN, D), tile.float32)
-    first = 0
-    if CAUSAL:
-        first = kb * BN // BM
-    per_head = tile.cdiv(seq, BM) - first
     for t in tile.range(GROUP * per_head):
         h, i = _head_and_block(bh, t, first, per_head, GROUP)
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
