@@ -633,10 +633,8 @@ def main():
         run_matmul([(12288, 4096, 2560), (8192, 8192, 1024), (4096, 4096, 16384)])
     if want("matmul"):
         run_matmul(mm_sizes)
+    if want("matmul") or want("matmul-tn"):  # the K-major kinds: fp8, tf32, int8
         run_matmul_fp8()
-    if want("matmul-tn"):  # the K-major kinds alone: fp8, tf32, int8
-        run_matmul_fp8()
-    if want("matmul") or want("matmul-tn"):
         run_matmul_tn()
     if want("matmul") or want("bmm"):
         run_bmm()

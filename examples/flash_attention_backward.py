@@ -136,10 +136,13 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 
 
 # FlashAttention-2's five products in one kernel: attention_dkdv's four and
-# dQ's share dS += (dS K) of each (query block, key block) pair, added into
-# an f32 dQ with relaxed atomics (red.global: no value comes back, and no
+# dQ += dS K from the same dS of each (query block, key block) pair, added
+# into an f32 dQ with relaxed atomics (no value is read back, and no
 # ordering is needed until the kernel ends). The separate attention_dq
 # recomputes S and dP (two more products) to give each dQ block one writer.
+# On sm_90 this kernel still runs on mma.sync (dS^T as a register A and the
+# loop-invariant K as B have no wgmma form yet), so the bench and
+# TileAttention use attention_dq.
 @tile.kernel(num_warps=8)
 def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
                      BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
