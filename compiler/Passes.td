@@ -159,7 +159,12 @@ def TilePipelineMma : Pass<"tile-pipeline-mma", "::mlir::ModuleOp"> {
            "loops of tile.tma_ok arrays, else async)">,
     Option<"numStages", "num-stages", "int", "0",
            "slots of an mma loop's cp.async ring (0: as many as fit; fewer "
-           "than the ring needs are raised to its minimum)">
+           "than the ring needs are raised to its minimum)">,
+    Option<"epilogueRoom", "epilogue-room", "bool", "false",
+           "a TMA ring loop in a persistent loop's body that stores its "
+           "accumulator there takes, when the slots are automatic, no more "
+           "than leave room for tile-stage-stores' buffer (the producer of "
+           "tile-warp-specialize refills the ring while the store is staged)">
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",
@@ -207,6 +212,12 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     against 521 TFLOP/s), hence off by default; FlashAttention-3's turn
     holds one iteration's QK^T and the previous one's PV, which needs the
     loop rotated first.
+    A ring loop in the body of a persistent loop (an `scf.while` at the
+    kernel's top level walking output tiles) is split around that loop: the
+    ring's buffers and barriers move before it, both roles walk the tiles,
+    and the slots count the block's iterations across tiles (a counter the
+    while carries), so the producer fills the next tile's slots while the
+    consumers finish and store this one.
     Other kernels are left as they are.
   }];
   let options = [
@@ -216,6 +227,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
            "Two consumer warpgroups take turns issuing an attention ring's "
            "wgmmas">,
+    Option<"persistent", "persistent", "bool", /*default=*/"true",
+           "A ring loop in a persistent loop's body (an scf.while at the "
+           "kernel's top level) gets a producer too, whatever `rings` says">,
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",

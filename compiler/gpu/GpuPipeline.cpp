@@ -200,6 +200,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   TilePipelineMmaOptions pipelining;
   pipelining.mmaPipelining = stringifyMmaPipelining(opts.mmaPipelining).str();
   pipelining.numStages = opts.numStages;
+  pipelining.epilogueRoom =
+      opts.warpSpecialize != WarpSpecialization::Off && opts.stageStores;
   pipePm.addPass(createTilePipelineMma(pipelining));
   if (opts.warpSpecialize != WarpSpecialization::Off) {
     TileWarpSpecializeOptions specialization;
@@ -242,9 +244,9 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   gpu::GPUModuleOp gpuModule;
   for (auto m : module.getOps<gpu::GPUModuleOp>())
     gpuModule = m;
-  if (auto shared = gpuModule
-                        ? gpuModule->getAttrOfType<IntegerAttr>("tile.shared_mem")
-                        : IntegerAttr())
+  if (auto shared =
+          gpuModule ? gpuModule->getAttrOfType<IntegerAttr>("tile.shared_mem")
+                    : IntegerAttr())
     bin.sharedMem = shared.getInt();
 
   // The steps after the MLIR stages fail with the nvvm IR as reproducer;

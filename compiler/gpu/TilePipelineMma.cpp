@@ -590,7 +590,7 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
 }
 
 LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
-                           int64_t numStages) {
+                           int64_t numStages, bool epilogueRoom) {
   Block *body = forOp.getBody();
   if (!llvm::any_of(body->getOps<MmaOp>(),
                     [](MmaOp mma) { return getMmaKind(mma) != MmaKind::Fma; }))
@@ -599,7 +599,7 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
     return success();
   if (mode == MmaPipelining::AsyncCopy || mode == MmaPipelining::Tma) {
     FailureOr<bool> ring = mode == MmaPipelining::Tma
-                               ? pipelineTma(forOp, numStages)
+                               ? pipelineTma(forOp, numStages, epilogueRoom)
                                : FailureOr<bool>(false);
     if (mode == MmaPipelining::Tma && succeeded(ring) && !*ring)
       ring = pipelineTmaB(forOp, numStages);
@@ -706,7 +706,7 @@ struct TilePipelineMmaPass
     if (*mode != MmaPipelining::Off)
       getOperation()->walk([&](scf::ForOp forOp) { loops.push_back(forOp); });
     for (scf::ForOp forOp : loops)
-      if (failed(prefetchLoop(forOp, *mode, numStages)))
+      if (failed(prefetchLoop(forOp, *mode, numStages, epilogueRoom)))
         return signalPassFailure();
     getOperation()->walk([](MmaOp mma) { runUnstreamedOnMmaSync(mma); });
   }

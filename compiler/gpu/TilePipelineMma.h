@@ -90,7 +90,9 @@ void eraseStreamedViews(ArrayRef<StreamedB> streamed,
 /// The TMA ring of a matmul-shaped sm_90 wgmma loop (TilePipelineMmaTma.cpp);
 /// false when the loop or its operands do not qualify (the caller then
 /// tries the cp.async ring).
-FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages);
+/// `epilogueRoom`: see the pass's option of that name.
+FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages,
+                            bool epilogueRoom);
 /// TMA rings for the B operands of every wgmma of the loop (attention's
 /// K^T and V), A staying where it is; false when they do not qualify.
 FailureOr<bool> pipelineTmaB(scf::ForOp forOp, int64_t numStages);

@@ -257,10 +257,27 @@ void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages,
   gpu::BarrierOp::create(b, loc);
 }
 
+/// The bytes tile-stage-stores' padded-row buffer takes for the store of
+/// `mma`'s accumulator in the body of a persistent loop (an `scf.while`
+/// at the kernel's top level) around `forOp`; 0 when there is none.
+int64_t persistentStoreBytes(scf::ForOp forOp, MmaOp mma) {
+  auto outer = dyn_cast<scf::WhileOp>(forOp->getParentOp());
+  if (!outer || !isa<func::FuncOp>(outer->getParentOp()))
+    return 0;
+  ArrayRef<int64_t> shape = mma.getType().getShape();
+  for (StoreOp store : outer.getAfterBody()->getOps<StoreOp>()) {
+    auto type = cast<RankedTensorType>(store.getValue().getType());
+    if (type.getShape() == shape)
+      return shape[0] * (shape[1] + 8) * storageBytes(type.getElementType());
+  }
+  return 0;
+}
+
 } // namespace
 
 FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
-                                                  int64_t numStages) {
+                                                  int64_t numStages,
+                                                  bool epilogueRoom) {
   Block *body = forOp.getBody();
   SmallVector<MmaOp> mmas(body->getOps<MmaOp>());
   if (mmas.size() != 1)
@@ -318,8 +335,14 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
   // left to the cp.async ring, whose wgmmas can wait in two.
   if (numStages <= 0 && 3 * bytes > kMaxSharedBytes)
     return false;
-  FailureOr<int64_t> slots =
-      ringSlots(mma, warpgroupRingStages(bytes), numStages, 3, bytes);
+  int64_t automatic = warpgroupRingStages(bytes);
+  if (int64_t staged = epilogueRoom ? persistentStoreBytes(forOp, mma) : 0) {
+    // 1 KB for the mbarriers and the rest of the kernel's scratch.
+    int64_t room = (kMaxSharedBytes - staged - 1024) / bytes;
+    if (room >= 3)
+      automatic = std::min(automatic, room);
+  }
+  FailureOr<int64_t> slots = ringSlots(mma, automatic, numStages, 3, bytes);
   if (failed(slots))
     return failure();
   // The wgmma of iteration i stays in flight until iteration i + 1's mma
@@ -355,11 +378,10 @@ struct InvariantA {
 /// right before the loop).
 static std::optional<InvariantA> invariantA(StreamedB &s, scf::ForOp forOp) {
   InvariantA a;
-  a.op.load = findLoadThroughUnitReshapes(s.mma.getA(), forOp->getBlock(),
-                                          &a.views);
+  a.op.load =
+      findLoadThroughUnitReshapes(s.mma.getA(), forOp->getBlock(), &a.views);
   if (!a.op.load || !tmaLoadable(a.op.load) ||
-      a.op.load.getType().getElementType() !=
-          s.load.getType().getElementType())
+      a.op.load.getType().getElementType() != s.load.getType().getElementType())
     return std::nullopt;
   for (Operation *op = a.op.load->getNextNode(); op != forOp;
        op = op->getNextNode())

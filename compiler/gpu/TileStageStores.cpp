@@ -23,15 +23,24 @@
 // elements of padding per row put the 8 rows one fragment store writes in
 // distinct banks.
 //
+// The consumers of a warp-specialized persistent loop store each output
+// tile in the loop's body while the producer refills the ring: their
+// store is staged through a buffer allocated before the loop, beside the
+// ring, where the kernel's shared memory has room for both (a ring of 3
+// slots of 48 KB and 66 KB of buffer; tile-pipeline-mma's epilogue-room
+// leaves it).
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/gpu/LinearLayout.h"
 #include "compiler/gpu/SharedLiveness.h"
+#include "compiler/gpu/TilePipelineMma.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILESTAGESTORES
@@ -105,13 +114,36 @@ Value mmaTileOf(Value v, ReshapeOp &reshape, arith::TruncFOp &truncate) {
   return src;
 }
 
+/// Whether `bytes` more fit in shared memory beside every buffer the
+/// kernel has, however they overlap in time.
+bool fitsBesideAll(func::FuncOp func, int64_t bytes) {
+  func.walk(
+      [&](Operation *op) { bytes += SharedLiveness::getBufferBytes(op); });
+  return bytes <= pipeline::kMaxSharedBytes;
+}
+
+/// The body of a loop that is a step (a persistent loop walking output
+/// tiles), whose top-level stores are staged through a buffer allocated
+/// before the loop.
+Block *loopBodyOf(Operation *step) {
+  if (auto whileOp = dyn_cast<scf::WhileOp>(step))
+    return whileOp.getAfterBody();
+  if (auto forOp = dyn_cast<scf::ForOp>(step))
+    return forOp.getBody();
+  return nullptr;
+}
+
 void stageStores(func::FuncOp func, int numWarps) {
-  // The stores at the top level of the kernel (or of its consumers).
+  // The stores at the top level of the kernel (or of its consumers), and
+  // at the top level of a loop there.
   SmallVector<StoreOp> stores;
   SharedLiveness steps(func);
-  for (Operation *step : steps.getSteps())
+  for (Operation *step : steps.getSteps()) {
     if (auto store = dyn_cast<StoreOp>(step))
       stores.push_back(store);
+    if (Block *body = loopBodyOf(step))
+      llvm::append_range(stores, body->getOps<StoreOp>());
+  }
   MLIRContext *ctx = func.getContext();
   for (StoreOp store : stores) {
     auto arrayType = cast<ArrayType>(store.getArray().getType());
@@ -139,18 +171,31 @@ void stageStores(func::FuncOp func, int numWarps) {
     auto bufferType =
         tilegpu::SharedBufferType::get(ctx, shape, elemType, /*slots=*/1,
                                        /*swizzle=*/0, shape[1] + kRowPadding);
+    // A store in a loop's body: only the consumers' (a persistent loop
+    // whose producer refills the ring meanwhile), the buffer allocated
+    // before the loop, beside the ring.
+    Operation *loop = store->getParentOp();
+    bool inLoop = !isa<func::FuncOp>(loop) &&
+                  !loop->hasAttr(tilegpu::WarpSpecializedAttr::getAttrName());
+    if (inLoop) {
+      std::optional<WarpRole> role = warpRoleOf(loop->getParentRegion());
+      if (!role || role->producer)
+        continue;
+    }
     SharedLiveness liveness(func);
-    if (bufferType.getTotalBytes() >
-        roomAt(func, liveness, *liveness.getStep(store)))
+    if (inLoop ? !fitsBesideAll(func, bufferType.getTotalBytes())
+               : bufferType.getTotalBytes() >
+                     roomAt(func, liveness, *liveness.getStep(store)))
       continue;
-    OpBuilder b(store);
+    OpBuilder b(inLoop ? loop : store.getOperation());
     Location loc = store.getLoc();
+    Value buffer =
+        tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+    b.setInsertionPoint(store);
     // A batch of one: truncate the 2-d tile, stage it, then add the unit
     // dimensions in the blocked layout of that shape (the same registers).
     if (truncate)
       tile = arith::TruncFOp::create(b, loc, mmaType, tile);
-    Value buffer =
-        tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
     Value staged =
         tilegpu::StageLayoutOp::create(b, loc, stagedType, tile, buffer);
     if (reshape) {

@@ -35,8 +35,15 @@
 // arrives on the other's after, so one warpgroup's softmax overlaps the
 // other's mmas.
 //
+// A ring loop in the body of a persistent loop (an `scf.while` at the
+// kernel's top level walking the block's output tiles) is split the same
+// way, around the persistent loop: its buffers and barriers move before it,
+// both roles walk the tiles, and a slot counts every iteration of the block
+// so far (a counter carried by the while), so the producer fills the next
+// tile's slots while the consumers store this one.
+//
 // Kernels it leaves alone: none or several TMA rings, or a ring loop inside
-// another loop (the persistent schedule).
+// any other loop.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -175,19 +182,21 @@ Value divI32(OpBuilder &b, Location loc, Value a, int64_t c) {
   return arith::DivSIOp::create(b, loc, a, constI32(b, loc, c));
 }
 
-/// The producer: for every iteration j, wait until the consumers released
-/// slot j % S (from j = S on), then the refill at j.
-void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
-                   int64_t slots) {
-  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
-                                 NVVM::SetMaxRegisterAction::decrease);
-  auto loop = scf::ForOp::create(b, loc, constI32(b, loc, 0), ring.trips,
+/// The producer's loop over `trips` iterations: for every iteration j
+/// (the block's `base + j`-th), wait until the consumers released its slot
+/// (from the S-th on), then the refill at j. `outer` maps the values the
+/// refill uses from a persistent loop's body to the producer's.
+void emitProducerLoop(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
+                      int64_t slots, Value trips, Value base,
+                      const IRMapping &outer) {
+  auto loop = scf::ForOp::create(b, loc, constI32(b, loc, 0), trips,
                                  constI32(b, loc, 1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  Value slot = remI32(b, loc, j, slots);
-  Value reused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
+  Value count = base ? arith::AddIOp::create(b, loc, base, j).getResult() : j;
+  Value slot = remI32(b, loc, count, slots);
+  Value reused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, count,
                                        constI32(b, loc, slots));
   auto ifReused = scf::IfOp::create(b, loc, reused, /*withElseRegion=*/false);
   {
@@ -197,41 +206,66 @@ void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
     // j / S - 1 (of iteration j - S).
     Value parity =
         remI32(b, loc,
-               arith::AddIOp::create(b, loc, divI32(b, loc, j, slots),
+               arith::AddIOp::create(b, loc, divI32(b, loc, count, slots),
                                      constI32(b, loc, 1)),
                2);
     tilegpu::MBarrierWaitOp::create(b, loc, empty, slot, parity);
   }
-  IRMapping map;
+  IRMapping map = outer;
   map.map(ring.ahead, j);
   map.map(ring.slot, slot);
   for (Operation &op : ring.refill.thenBlock()->without_terminator())
     b.clone(op, map);
 }
 
+void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
+                   int64_t slots) {
+  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  emitProducerLoop(b, loc, ring, empty, slots, ring.trips, Value(),
+                   IRMapping());
+}
+
 /// The consumers' loop: no block barrier and no refill. An in-flight
 /// wgmma's slot is released one iteration later, once the next mma waited
 /// for it; otherwise the slot is released after the iteration's last mma.
-void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots) {
+/// With `base` (the iterations of the persistent loop's earlier tiles),
+/// the wait and the slots the mmas read count from it.
+void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
+                      Value base = {}) {
   scf::ForOp loop = ring.loop;
   Location loc = loop.getLoc();
   ring.blockBarrier.erase();
   ring.refill.erase();
-  b.setInsertionPointAfter(ring.mmas.back());
+  b.setInsertionPointToStart(loop.getBody());
   Value it = arith::DivSIOp::create(
       b, loc,
       arith::SubIOp::create(b, loc, loop.getInductionVar(),
                             loop.getLowerBound()),
       loop.getStep());
+  Value count = it;
+  if (base) {
+    count = arith::AddIOp::create(b, loc, base, it);
+    Value slot = remI32(b, loc, count, slots);
+    ring.wait.getIndexMutable().assign(slot);
+    ring.wait.getParityMutable().assign(
+        remI32(b, loc, divI32(b, loc, count, slots), 2));
+    for (auto slotOp : loop.getBody()->getOps<tilegpu::SlotOp>())
+      if (auto alloc = slotOp.getRing().getDefiningOp<tilegpu::AllocSharedOp>();
+          alloc && alloc.getType().getSlots() == slots)
+        slotOp.getIndexMutable().assign(slot);
+  }
+  b.setInsertionPointAfter(ring.mmas.back());
   if (!ring.inFlight()) {
-    tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, it, slots));
+    tilegpu::MBarrierArriveOp::create(b, loc, empty,
+                                      remI32(b, loc, count, slots));
     return;
   }
   Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, it,
                                       constI32(b, loc, 1));
   auto ifLater = scf::IfOp::create(b, loc, later, /*withElseRegion=*/false);
   b.setInsertionPoint(ifLater.thenBlock()->getTerminator());
-  Value previous = arith::SubIOp::create(b, loc, it, constI32(b, loc, 1));
+  Value previous = arith::SubIOp::create(b, loc, count, constI32(b, loc, 1));
   tilegpu::MBarrierArriveOp::create(b, loc, empty,
                                     remI32(b, loc, previous, slots));
 }
@@ -271,23 +305,236 @@ void pingPong(OpBuilder &b, TmaRing &ring, Value tid, int64_t consumerThreads) {
   }
 }
 
+/// The persistent loop around a ring loop: an `scf.while` at the kernel's
+/// top level whose body holds the ring loop, the tile's coordinates and
+/// its store.
+struct PersistentLoop {
+  scf::WhileOp loop;
+  /// The body's buffers, barriers and inits of the ring, before the ring
+  /// loop: they move before the persistent loop.
+  SmallVector<Operation *> setup;
+  /// What the producer computes of the body besides its copies (the tile's
+  /// coordinates, the trip count, the next tile), in order.
+  SmallVector<Operation *> producerOps;
+  SmallVector<tilegpu::MBarrierInvalOp> invals;
+  /// The wait for the ring loop's last in-flight wgmma.
+  tilegpu::WaitMmaOp drained;
+};
+
+/// Whether `v` is available before `loop`.
+bool definedOutside(Value v, Operation *loop) {
+  return !loop->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
+                                              func::FuncOp func) {
+  // A matmul's in-flight ring; attention's (Q loaded once per tile
+  // beside the ring) is not split around a persistent loop yet.
+  PersistentLoop p;
+  p.loop = dyn_cast<scf::WhileOp>(ring.loop->getParentOp());
+  if (!ring.inFlight() || !p.loop ||
+      p.loop->getParentOp() != func.getOperation())
+    return std::nullopt;
+  Block *body = p.loop.getAfterBody();
+  for (Operation &op : *body) {
+    if (&op == ring.loop.getOperation())
+      break;
+    if (!isa<tilegpu::AllocSharedOp, tilegpu::AllocMBarriersOp,
+             tilegpu::MBarrierInitOp>(op))
+      continue;
+    for (Value v : op.getOperands())
+      if (!definedOutside(v, p.loop) && !matchPattern(v, m_Constant()) &&
+          !llvm::is_contained(p.setup, v.getDefiningOp()))
+        return std::nullopt;
+    p.setup.push_back(&op);
+  }
+  if (!llvm::is_contained(p.setup, ring.full.getOperation()))
+    return std::nullopt;
+  for (auto inval : body->getOps<tilegpu::MBarrierInvalOp>())
+    if (inval.getBarriers() == ring.full.getResult())
+      p.invals.push_back(inval);
+  for (Operation *user : ring.loop->getUsers())
+    if (auto wait = dyn_cast<tilegpu::WaitMmaOp>(user);
+        wait && wait->getBlock() == body && wait.getPending() == 0)
+      p.drained = wait;
+  if (ring.inFlight() && !p.drained)
+    return std::nullopt;
+  // The condition is evaluated by both roles.
+  for (Operation &op : p.loop.getBeforeBody()->without_terminator())
+    if (!isMemoryEffectFree(&op) || op.getNumRegions())
+      return std::nullopt;
+  // The producer's slice of the body: what its copies, its trip count and
+  // the next tile read. Side-effect free, so each role may compute it.
+  SmallVector<Value> wanted(p.loop.getYieldOp().getOperands());
+  wanted.push_back(ring.trips);
+  ring.refill.getThenRegion().walk(
+      [&](Operation *op) { llvm::append_range(wanted, op->getOperands()); });
+  llvm::SetVector<Operation *> slice;
+  while (!wanted.empty()) {
+    Value v = wanted.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != body || llvm::is_contained(p.setup, def) ||
+        slice.contains(def))
+      continue;
+    if (!isMemoryEffectFree(def) || def->getNumRegions())
+      return std::nullopt;
+    slice.insert(def);
+    llvm::append_range(wanted, def->getOperands());
+  }
+  p.producerOps = slice.takeVector();
+  llvm::sort(p.producerOps,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return p;
+}
+
+/// Moves the ring's buffers, barriers and inits before the persistent
+/// loop (with the constants they take), and drops the invalidations and
+/// the prologue copies of its body.
+void hoistRingSetup(PersistentLoop &p, TmaRing &ring) {
+  for (Operation *op : p.setup) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (!definedOutside(operand.get(), p.loop) &&
+          !llvm::is_contained(p.setup, operand.get().getDefiningOp())) {
+        OpBuilder b(p.loop);
+        operand.set(b.clone(*operand.get().getDefiningOp())->getResult(0));
+      }
+    op->moveBefore(p.loop);
+  }
+  // The block barriers around the invalidations: one is left, where the
+  // consumers' warpgroups meet once a tile.
+  for (tilegpu::MBarrierInvalOp inval : p.invals) {
+    Operation *next = inval->getNextNode();
+    inval.erase();
+    if (isa<gpu::BarrierOp>(next) &&
+        isa_and_present<gpu::BarrierOp>(next->getPrevNode()))
+      next->erase();
+  }
+  for (scf::IfOp ifOp : ring.prologue)
+    ifOp.erase();
+  ring.prologue.clear();
+}
+
+/// `loop` with one more i32 carried value, 0 at first, which the condition
+/// passes on; the body's yield gets it from the caller.
+scf::WhileOp appendCounter(OpBuilder &b, scf::WhileOp loop) {
+  Location loc = loop.getLoc();
+  b.setInsertionPoint(loop);
+  SmallVector<Value> inits(loop.getInits());
+  inits.push_back(constI32(b, loc, 0));
+  SmallVector<Type> types(loop.getResultTypes());
+  types.push_back(b.getI32Type());
+  auto counted = scf::WhileOp::create(b, loc, types, inits, nullptr, nullptr);
+  for (auto [from, to] :
+       {std::pair(loop.getBeforeBody(), counted.getBeforeBody()),
+        std::pair(loop.getAfterBody(), counted.getAfterBody())}) {
+    for (auto [old, arg] : llvm::zip(from->getArguments(), to->getArguments()))
+      old.replaceAllUsesWith(arg);
+    to->getOperations().splice(to->end(), from->getOperations());
+  }
+  counted.getConditionOp().getArgsMutable().append(
+      counted.getBeforeArguments().back());
+  loop.replaceAllUsesWith(counted.getResults().drop_back());
+  loop.erase();
+  return counted;
+}
+
+/// The producer of a persistent loop: the same walk over the tiles, each
+/// tile's copies counted from the iterations of the tiles before.
+void buildPersistentProducer(OpBuilder &b, Location loc, TmaRing &ring,
+                             PersistentLoop &p, Value empty, int64_t slots) {
+  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  scf::WhileOp outer = p.loop;
+  SmallVector<Value> inits(outer.getInits());
+  inits.push_back(constI32(b, loc, 0));
+  SmallVector<Type> types(outer.getResultTypes());
+  types.push_back(b.getI32Type());
+  auto cloneCondition = [&](OpBuilder &nb, Location l, ValueRange args) {
+    IRMapping map;
+    map.map(outer.getBeforeArguments(), args.drop_back());
+    for (Operation &op : outer.getBeforeBody()->without_terminator())
+      nb.clone(op, map);
+    scf::ConditionOp cond = outer.getConditionOp();
+    SmallVector<Value> passed;
+    for (Value v : cond.getArgs())
+      passed.push_back(map.lookupOrDefault(v));
+    passed.push_back(args.back());
+    scf::ConditionOp::create(nb, l, map.lookupOrDefault(cond.getCondition()),
+                             passed);
+  };
+  auto walkTile = [&](OpBuilder &nb, Location l, ValueRange args) {
+    IRMapping map;
+    map.map(outer.getAfterArguments(), args.drop_back());
+    for (Operation *op : p.producerOps)
+      nb.clone(*op, map);
+    Value trips = map.lookupOrDefault(ring.trips);
+    emitProducerLoop(nb, l, ring, empty, slots, trips, args.back(), map);
+    SmallVector<Value> yielded;
+    for (Value v : outer.getYieldOp().getOperands())
+      yielded.push_back(map.lookupOrDefault(v));
+    yielded.push_back(arith::AddIOp::create(nb, l, args.back(), trips));
+    scf::YieldOp::create(nb, l, yielded);
+  };
+  scf::WhileOp::create(b, loc, types, inits, cloneCondition, walkTile);
+}
+
+/// The consumers' side of a persistent loop: the slots counted across
+/// tiles, the last in-flight wgmma's slot released once it completed, and
+/// the barriers invalidated after the last tile.
+void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
+                        Value empty, int64_t slots) {
+  scf::WhileOp counted = appendCounter(b, p.loop);
+  p.loop = counted;
+  Value base = counted.getAfterArguments().back();
+  trimConsumerLoop(b, ring, empty, slots, base);
+  Location loc = ring.loop.getLoc();
+  b.setInsertionPoint(counted.getYieldOp());
+  Value trips = ring.trips;
+  counted.getYieldOp().getResultsMutable().append(
+      arith::AddIOp::create(b, loc, base, trips).getResult());
+  if (ring.inFlight()) {
+    b.setInsertionPointAfter(p.drained);
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips,
+                                      constI32(b, loc, 0));
+    auto ifRan = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
+    Value last = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, base, trips),
+        constI32(b, loc, 1));
+    tilegpu::MBarrierArriveOp::create(b, loc, empty,
+                                      remI32(b, loc, last, slots));
+  }
+  b.setInsertionPointAfter(counted);
+  gpu::BarrierOp::create(b, loc);
+  for (Value barriers :
+       std::initializer_list<Value>{ring.full.getResult(), empty})
+    for (int64_t s = 0; s < slots; ++s)
+      tilegpu::MBarrierInvalOp::create(b, loc, barriers, constI32(b, loc, s));
+}
+
 LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
-                         bool onlyAttention, bool withPingPong) {
+                         bool onlyAttention, bool withPingPong,
+                         bool withPersistent) {
   SmallVector<TmaRing> rings;
-  bool nestedRing = false;
+  std::optional<PersistentLoop> persistent;
+  bool otherRing = false;
   func.walk([&](scf::ForOp forOp) {
-    bool topLevel = forOp->getParentOp() == func.getOperation();
-    if (std::optional<TmaRing> ring = matchRing(forOp)) {
-      if (topLevel)
-        rings.push_back(*ring);
-      else
-        nestedRing = true;
-    }
+    std::optional<TmaRing> ring = matchRing(forOp);
+    if (!ring)
+      return;
+    rings.push_back(*ring);
+    if (forOp->getParentOp() == func.getOperation())
+      return;
+    if (withPersistent && !persistent)
+      persistent = matchPersistent(rings.back(), func);
+    otherRing |= !persistent;
   });
-  if (rings.size() != 1 || nestedRing ||
-      (onlyAttention && rings.front().inFlight()))
+  if (rings.size() != 1 || otherRing ||
+      (!persistent && onlyAttention && rings.front().inFlight()))
     return success();
   TmaRing &ring = rings.front();
+  if (persistent)
+    hoistRingSetup(*persistent, ring);
   MLIRContext *ctx = func.getContext();
   Location loc = ring.loop.getLoc();
   int64_t slots = cast<tilegpu::MBarriersType>(ring.full.getType()).getCount();
@@ -311,9 +558,10 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
   for (scf::IfOp ifOp : ring.prologue)
     ifOp.erase();
 
-  // The split, where the loop was; the loop and the rest of the kernel
-  // become the consumers'.
-  b.setInsertionPoint(ring.loop);
+  // The split, where the loop (or the persistent loop) was; it and the
+  // rest of the kernel become the consumers'.
+  Operation *splitAt = persistent ? persistent->loop : ring.loop;
+  b.setInsertionPoint(splitAt);
   Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
   Value isProducer =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tid,
@@ -323,7 +571,10 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
       tilegpu::WarpSpecializedAttr::getAttrName(),
       tilegpu::WarpSpecializedAttr::get(ctx, consumerWarps, kProducerWarps));
   b.setInsertionPoint(split.thenBlock()->getTerminator());
-  buildProducer(b, loc, ring, empty, slots);
+  if (persistent)
+    buildPersistentProducer(b, loc, ring, *persistent, empty, slots);
+  else
+    buildProducer(b, loc, ring, empty, slots);
 
   Block *consumer = split.elseBlock();
   b.setInsertionPoint(consumer->getTerminator());
@@ -333,7 +584,11 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
   Operation *returnOp = entry->getTerminator();
   consumer->getOperations().splice(
       consumer->getTerminator()->getIterator(), entry->getOperations(),
-      ring.loop->getIterator(), returnOp->getIterator());
+      splitAt->getIterator(), returnOp->getIterator());
+  if (persistent) {
+    countConsumerSlots(b, ring, *persistent, empty, slots);
+    return success();
+  }
   trimConsumerLoop(b, ring, empty, slots);
   if (withPingPong && !ring.inFlight() && consumerWarps == 8)
     pingPong(b, ring, tid, consumerThreads);
@@ -373,8 +628,8 @@ struct TileWarpSpecializePass
       return;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func->hasAttr("tile.kernel") &&
-          failed(
-              specialize(func, warps.getInt(), rings == "attention", pingPong)))
+          failed(specialize(func, warps.getInt(), rings == "attention",
+                            pingPong, persistent)))
         return signalPassFailure();
   }
 };

@@ -77,8 +77,8 @@ func.func @no_loop(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 
 // CHECK-LABEL: func.func @bmm(
 // CHECK: tilegpu.tensor_map<1x128x64xf16, swizzle = 128>
 // CHECK: tilegpu.tma_load
-// CHECK: %[[H2:.*]] = arith.truncf %{{.*}} : tensor<128x256xf32, #[[$MMA]]> to tensor<128x256xf16, #[[$MMA]]>
 // CHECK: %[[BUF:.*]] = tilegpu.alloc_shared {offset = 0 : i64} : !tilegpu.shared<128x256xf16, slots = 1, row_stride = 264>
+// CHECK: %[[H2:.*]] = arith.truncf %{{.*}} : tensor<128x256xf32, #[[$MMA]]> to tensor<128x256xf16, #[[$MMA]]>
 // CHECK: %[[S2:.*]] = tilegpu.stage_layout %[[H2]] through %[[BUF]]
 // CHECK: %[[S3:.*]] = tile.reshape %[[S2]] : tensor<128x256xf16, #[[$BLOCKED]]> -> tensor<1x128x256xf16, #{{.*}}>
 // CHECK: tile.store %{{.*}}, %[[S3]]

@@ -1,0 +1,129 @@
+"""The persistent matmul on a warp-specialized TMA ring (issue 17):
+tile-warp-specialize splits the warps around the persistent loop, so the
+producer warpgroup fills the next output tile's slots while the consumers
+finish and store this one; the slots count the block's iterations across
+tiles. With a 3-slot ring the 128x256 f16 store is staged through shared
+memory beside the ring (tile-stage-stores).
+
+Without a GPU: the PTX (ptxas only). With one: the numbers against float64
+on ragged shapes, grids with fewer and more programs than tiles, outputs
+poisoned, with the producer and without."""
+
+import importlib.util
+import os
+import re
+
+import numpy as np
+import pytest
+
+from test_tilec import gpu_backend, run_tilec
+from test_tma import NO_SPILLS, _ptxas_info
+from tilehelp import Device, assert_close
+
+import tile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.join(ROOT, "bench", "kernels.py")
+needs_sm90 = pytest.mark.skipif("not gpu_backend()", reason="no GPU backend or ptxas")
+
+
+def _bench_kernels():
+    spec = importlib.util.spec_from_file_location("bench_kernels_persistent", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _persistent_ptx(tmp_path, stages, **env):
+    sig = "f16[8192,1024], f16[1024,8192], f16[8192,8192]"
+    return run_tilec([BENCH + "::matmul_persistent", "--args", sig, "-D", "BM=128",
+                      "-D", "BN=256", "-D", "BK=64", "-D", "GROUP=8", "--num-stages",
+                      str(stages), "--target", "sm_90", "--emit", "ptx"],
+                     tmp_path, **env).stdout
+
+
+def _ring_bytes(ptx):
+    """The offset of the first mbarrier: the ring's bytes below it."""
+    return int(re.search(r"mbarrier.init.shared.b64\s+\[tile_shared\+(\d+)\]", ptx).group(1))
+
+
+@needs_sm90
+@pytest.mark.parametrize("stages", [0, 3])
+def test_persistent_ring_gets_a_producer(tmp_path, stages):
+    """By default (TILE_WARP_SPECIALIZE unset) the persistent matmul's ring
+    gets a producer warpgroup (384 threads, setmaxnreg 40 / 232), its copies
+    by TMA, the consumers' stores in 16-byte runs through shared memory
+    (3 slots of 48 KB leave room for the 66 KB buffer; the automatic depth
+    is 3 for that), no spills."""
+    ptx = _persistent_ptx(tmp_path, stages)
+    assert _ring_bytes(ptx) == 3 * 48 * 1024
+    assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
+    assert re.search(r"setmaxnreg.inc.sync.aligned.u32\s+232;", ptx)
+    assert ".maxntid 384, 1, 1" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx
+    assert ptx.count("st.global.v4.b32") == 16
+    assert NO_SPILLS in _ptxas_info(tmp_path, ptx, "persistent_ws")
+
+
+@needs_sm90
+def test_persistent_ring_without_room_to_stage(tmp_path):
+    """4 slots (192 KB) leave no room for the staging buffer: the producer
+    still runs ahead, the store leaves the fragments as they are."""
+    ptx = _persistent_ptx(tmp_path, 4)
+    assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
+    assert "st.global.v4" not in ptx
+
+
+@needs_sm90
+def test_persistent_ring_specialization_off(tmp_path):
+    """TILE_WARP_SPECIALIZE=0: one role, the ring's barriers initialized per
+    tile as before (the bench's "before")."""
+    ptx = _persistent_ptx(tmp_path, 0, TILE_WARP_SPECIALIZE="0")
+    assert "setmaxnreg" not in ptx
+    assert ".maxntid 256, 1, 1" in ptx
+    assert _ring_bytes(ptx) == 4 * 48 * 1024
+    assert "st.global.v4" not in ptx
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return Device()
+
+
+CASES = [  # M, N, K, programs
+    (1000, 1112, 520, 8),    # ragged; 9 K steps, not a multiple of the slots
+    (300, 264, 40, 3),       # K shorter than one tile
+    (1024, 2048, 1024, 7),   # uneven tiles per program
+    (256, 512, 200, 16),     # more programs than tiles: some walk none
+    (2048, 2048, 64, 132),   # one K step per tile
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K,programs", CASES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("stages", [None, 4])
+@pytest.mark.parametrize("specialize", ["", "0"])
+def test_persistent_matmul_matches_float64(dev, monkeypatch, M, N, K, programs, dtype,
+                                           stages, specialize):
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("TMA wgmma rings are sm_90 only")
+    monkeypatch.setenv("TILE_WARP_SPECIALIZE", specialize)
+    K_ = _bench_kernels()
+    kern = K_.matmul_persistent.replace_hints(num_stages=stages) if stages else \
+        K_.matmul_persistent
+    tdt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(M * N + K + programs)
+    a = torch.randn(M, K, generator=gen).to(tdt).cuda()
+    b = torch.randn(K, N, generator=gen).to(tdt).cuda()
+    c = torch.full((M, N), float("nan"), dtype=tdt, device="cuda")
+    cfg = dict(BM=128, BN=256, BK=64, GROUP=8)
+    kern[(programs,)](a, b, c, **cfg)
+    ptx = kern.compile(a, b, c, **cfg).asm["ptx"]
+    assert ("setmaxnreg" in ptx) == (specialize == "")
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    got = c.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    tol = 2e-3 if dtype == "float16" else 1e-2
+    assert_close(got, want, rtol=tol, atol=tol * np.sqrt(K) + tol)
