@@ -38,8 +38,8 @@ struct CompileOptions {
   MmaPipelining mmaPipelining = MmaPipelining::AsyncCopy; // TILE_GPU_PIPELINE
   int numStages = 0;         // cp.async ring slots of mma loops; 0: chosen
   bool warpgroupMma = true;  // wgmma where the target has it; TILE_WGMMA=0
-  // A producer warpgroup for TMA rings: attention's by default,
-  // TILE_WARP_SPECIALIZE=1 every ring, =0 none.
+  // A producer warpgroup for TMA rings: attention's and persistent
+  // loops' by default, TILE_WARP_SPECIALIZE=1 every ring, =0 none.
   WarpSpecialization warpSpecialize = WarpSpecialization::Attention;
   bool pingPong = false;       // the consumer warpgroups take turns at an
                                // attention ring's wgmmas; TILE_PING_PONG=1

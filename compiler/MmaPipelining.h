@@ -26,6 +26,7 @@ enum class MmaPipelining { Off, Registers, AsyncCopy, Tma };
 /// Which TMA rings tile-warp-specialize gives a producer warpgroup:
 /// none, those whose wgmmas each wait for their result (attention's), or
 /// every one (matmuls too). TILE_WARP_SPECIALIZE=0|1, unset: attention.
+/// Unless Off, a matmul's ring in a persistent loop gets one too.
 enum class WarpSpecialization { Off, Attention, All };
 
 inline std::optional<WarpSpecialization>

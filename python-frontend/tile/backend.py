@@ -193,7 +193,8 @@ def codegen_switches():
     TILE_NVPTX_SCHED=source (LLVM's source-order scheduling instead of
     register pressure), TILE_WARP_SPECIALIZE=1|0 (a producer warpgroup
     issues the copies of every TMA ring, or of none; by default of
-    attention's rings only: tile-warp-specialize), TILE_PING_PONG=1 (the
+    attention's rings and of matmul rings in a persistent loop:
+    tile-warp-specialize), TILE_PING_PONG=1 (the
     consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
     (attention's softmax no longer runs beside the previous iteration's P V:
     tile-overlap-mma-chain), TILE_STAGE_STORES=0 (mma
