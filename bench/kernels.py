@@ -122,6 +122,19 @@ def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
     _persistent_tiles(a, b, c, BM, BN, BK, GROUP)
 
 
+@tile.kernel
+def matmul_persistent_range(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                            BK: tile.Constant[int], GROUP: tile.Constant[int]):
+    # The persistent schedule as cuTile users write it: a `for` over
+    # range(first tile, tiles, grid) (an scf.for, where matmul_persistent's
+    # `while` is an scf.while); the compiler treats both alike.
+    num_bid_m = tile.cdiv(a.shape[0], BM)
+    num_bid_n = tile.cdiv(b.shape[1], BN)
+    for tile_id in range(tile.bid(0), num_bid_m * num_bid_n, tile.num_blocks(0)):
+        pm, pn = grouped_tile(tile_id, num_bid_m, num_bid_n, GROUP)
+        _matmul_tile(a, b, c, pm, pn, BM, BN, BK)
+
+
 def _attention_step(qt, k, v, bh, j, rows, qk_scale, m_i, l_i, acc, BN, D, MASK):
     """One key block of the online softmax. MASK False (a Python bool): no
     mask code at all; True: the causal mask; a runtime bool: the mask under

@@ -212,8 +212,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     against 521 TFLOP/s), hence off by default; FlashAttention-3's turn
     holds one iteration's QK^T and the previous one's PV, which needs the
     loop rotated first.
-    A ring loop in the body of a persistent loop (an `scf.while` at the
-    kernel's top level walking output tiles) is split around that loop: the
+    A matmul's ring loop in the body of a persistent loop (an `scf.while`
+    or `scf.for` at the kernel's top level walking output tiles) is split
+    around that loop: the
     ring's buffers and barriers move before it, both roles walk the tiles,
     and the slots count the block's iterations across tiles (a counter the
     while carries), so the producer fills the next tile's slots while the
@@ -228,8 +229,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
            "Two consumer warpgroups take turns issuing an attention ring's "
            "wgmmas">,
     Option<"persistent", "persistent", "bool", /*default=*/"true",
-           "A ring loop in a persistent loop's body (an scf.while at the "
-           "kernel's top level) gets a producer too, whatever `rings` says">,
+           "A matmul's ring loop in a persistent loop's body (an scf.while "
+           "or scf.for at the kernel's top level) gets a producer too, "
+           "whatever `rings` says">,
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",

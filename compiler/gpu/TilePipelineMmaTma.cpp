@@ -259,13 +259,15 @@ void closeTmaRing(scf::ForOp forOp, Value bars, int64_t stages,
 
 /// The bytes tile-stage-stores' padded-row buffer takes for the store of
 /// `mma`'s accumulator in the body of a persistent loop (an `scf.while`
-/// at the kernel's top level) around `forOp`; 0 when there is none.
+/// or `scf.for` at the kernel's top level) around `forOp`; 0 when there
+/// is none.
 int64_t persistentStoreBytes(scf::ForOp forOp, MmaOp mma) {
-  auto outer = dyn_cast<scf::WhileOp>(forOp->getParentOp());
-  if (!outer || !isa<func::FuncOp>(outer->getParentOp()))
+  Operation *outer = forOp->getParentOp();
+  if (!isa<scf::WhileOp, scf::ForOp>(outer) ||
+      !isa<func::FuncOp>(outer->getParentOp()))
     return 0;
   ArrayRef<int64_t> shape = mma.getType().getShape();
-  for (StoreOp store : outer.getAfterBody()->getOps<StoreOp>()) {
+  for (StoreOp store : forOp->getBlock()->getOps<StoreOp>()) {
     auto type = cast<RankedTensorType>(store.getValue().getType());
     if (type.getShape() == shape)
       return shape[0] * (shape[1] + 8) * storageBytes(type.getElementType());

@@ -35,12 +35,12 @@
 // arrives on the other's after, so one warpgroup's softmax overlaps the
 // other's mmas.
 //
-// A ring loop in the body of a persistent loop (an `scf.while` at the
-// kernel's top level walking the block's output tiles) is split the same
-// way, around the persistent loop: its buffers and barriers move before it,
-// both roles walk the tiles, and a slot counts every iteration of the block
-// so far (a counter carried by the while), so the producer fills the next
-// tile's slots while the consumers store this one.
+// A matmul's ring loop in the body of a persistent loop (an `scf.while` or
+// `scf.for` at the kernel's top level walking the block's output tiles) is
+// split the same way, around the persistent loop: its buffers and barriers move
+// before it, both roles walk the tiles, and a slot counts every iteration of
+// the block so far (a value the persistent loop carries), so the producer fills
+// the next tile's slots while the consumers store this one.
 //
 // Kernels it leaves alone: none or several TMA rings, or a ring loop inside
 // any other loop.
@@ -56,6 +56,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_TILEWARPSPECIALIZE
@@ -305,11 +306,11 @@ void pingPong(OpBuilder &b, TmaRing &ring, Value tid, int64_t consumerThreads) {
   }
 }
 
-/// The persistent loop around a ring loop: an `scf.while` at the kernel's
-/// top level whose body holds the ring loop, the tile's coordinates and
-/// its store.
+/// The persistent loop around a ring loop: an `scf.while` or `scf.for` at
+/// the kernel's top level whose body holds the ring loop, the tile's
+/// coordinates and its store.
 struct PersistentLoop {
-  scf::WhileOp loop;
+  Operation *loop;
   /// The body's buffers, barriers and inits of the ring, before the ring
   /// loop: they move before the persistent loop.
   SmallVector<Operation *> setup;
@@ -319,6 +320,13 @@ struct PersistentLoop {
   SmallVector<tilegpu::MBarrierInvalOp> invals;
   /// The wait for the ring loop's last in-flight wgmma.
   tilegpu::WaitMmaOp drained;
+
+  Block *body() const {
+    if (auto whileOp = dyn_cast<scf::WhileOp>(loop))
+      return whileOp.getAfterBody();
+    return cast<scf::ForOp>(loop).getBody();
+  }
+  Operation *yield() const { return body()->getTerminator(); }
 };
 
 /// Whether `v` is available before `loop`.
@@ -331,11 +339,13 @@ std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
   // A matmul's in-flight ring; attention's (Q loaded once per tile
   // beside the ring) is not split around a persistent loop yet.
   PersistentLoop p;
-  p.loop = dyn_cast<scf::WhileOp>(ring.loop->getParentOp());
-  if (!ring.inFlight() || !p.loop ||
+  p.loop = ring.loop->getParentOp();
+  if (!ring.inFlight() || !isa<scf::WhileOp, scf::ForOp>(p.loop) ||
       p.loop->getParentOp() != func.getOperation())
     return std::nullopt;
-  Block *body = p.loop.getAfterBody();
+  Block *body = p.body();
+  if (ring.loop->getBlock() != body)
+    return std::nullopt;
   for (Operation &op : *body) {
     if (&op == ring.loop.getOperation())
       break;
@@ -357,15 +367,16 @@ std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
     if (auto wait = dyn_cast<tilegpu::WaitMmaOp>(user);
         wait && wait->getBlock() == body && wait.getPending() == 0)
       p.drained = wait;
-  if (ring.inFlight() && !p.drained)
+  if (!p.drained)
     return std::nullopt;
-  // The condition is evaluated by both roles.
-  for (Operation &op : p.loop.getBeforeBody()->without_terminator())
-    if (!isMemoryEffectFree(&op) || op.getNumRegions())
-      return std::nullopt;
+  // A while's condition is evaluated by both roles.
+  if (auto whileOp = dyn_cast<scf::WhileOp>(p.loop))
+    for (Operation &op : whileOp.getBeforeBody()->without_terminator())
+      if (!isMemoryEffectFree(&op) || op.getNumRegions())
+        return std::nullopt;
   // The producer's slice of the body: what its copies, its trip count and
   // the next tile read. Side-effect free, so each role may compute it.
-  SmallVector<Value> wanted(p.loop.getYieldOp().getOperands());
+  SmallVector<Value> wanted(p.yield()->getOperands());
   wanted.push_back(ring.trips);
   ring.refill.getThenRegion().walk(
       [&](Operation *op) { llvm::append_range(wanted, op->getOperands()); });
@@ -405,8 +416,10 @@ void hoistRingSetup(PersistentLoop &p, TmaRing &ring) {
   for (tilegpu::MBarrierInvalOp inval : p.invals) {
     Operation *next = inval->getNextNode();
     inval.erase();
-    if (isa<gpu::BarrierOp>(next) &&
-        isa_and_present<gpu::BarrierOp>(next->getPrevNode()))
+    Operation *prev = next->getPrevNode();
+    while (prev && prev->hasTrait<OpTrait::ConstantLike>())
+      prev = prev->getPrevNode();
+    if (isa<gpu::BarrierOp>(next) && isa_and_present<gpu::BarrierOp>(prev))
       next->erase();
   }
   for (scf::IfOp ifOp : ring.prologue)
@@ -414,13 +427,27 @@ void hoistRingSetup(PersistentLoop &p, TmaRing &ring) {
   ring.prologue.clear();
 }
 
-/// `loop` with one more i32 carried value, 0 at first, which the condition
-/// passes on; the body's yield gets it from the caller.
-scf::WhileOp appendCounter(OpBuilder &b, scf::WhileOp loop) {
-  Location loc = loop.getLoc();
-  b.setInsertionPoint(loop);
+/// `p.loop` with one more i32 carried value, 0 at first (a while's
+/// condition passes it on); the body yields it unchanged until the caller
+/// sets the yield's last operand.
+void appendCounter(OpBuilder &b, PersistentLoop &p) {
+  Location loc = p.loop->getLoc();
+  b.setInsertionPoint(p.loop);
+  Value zero = constI32(b, loc, 0);
+  if (auto forOp = dyn_cast<scf::ForOp>(p.loop)) {
+    IRRewriter rewriter(b);
+    rewriter.setInsertionPoint(forOp);
+    FailureOr<LoopLikeOpInterface> counted = forOp.replaceWithAdditionalYields(
+        rewriter, zero, /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>{args.back()};
+        });
+    p.loop = counted->getOperation();
+    return;
+  }
+  auto loop = cast<scf::WhileOp>(p.loop);
   SmallVector<Value> inits(loop.getInits());
-  inits.push_back(constI32(b, loc, 0));
+  inits.push_back(zero);
   SmallVector<Type> types(loop.getResultTypes());
   types.push_back(b.getI32Type());
   auto counted = scf::WhileOp::create(b, loc, types, inits, nullptr, nullptr);
@@ -433,9 +460,11 @@ scf::WhileOp appendCounter(OpBuilder &b, scf::WhileOp loop) {
   }
   counted.getConditionOp().getArgsMutable().append(
       counted.getBeforeArguments().back());
+  counted.getYieldOp().getResultsMutable().append(
+      counted.getAfterArguments().back());
   loop.replaceAllUsesWith(counted.getResults().drop_back());
   loop.erase();
-  return counted;
+  p.loop = counted;
 }
 
 /// The producer of a persistent loop: the same walk over the tiles, each
@@ -444,17 +473,43 @@ void buildPersistentProducer(OpBuilder &b, Location loc, TmaRing &ring,
                              PersistentLoop &p, Value empty, int64_t slots) {
   NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
-  scf::WhileOp outer = p.loop;
-  SmallVector<Value> inits(outer.getInits());
+  Operation *outer = p.loop;
+  SmallVector<Value> inits(isa<scf::ForOp>(outer)
+                               ? cast<scf::ForOp>(outer).getInitArgs()
+                               : cast<scf::WhileOp>(outer).getInits());
   inits.push_back(constI32(b, loc, 0));
-  SmallVector<Type> types(outer.getResultTypes());
+  // One tile: the body's slice, the copies, the next tile and count.
+  auto walkTile = [&](OpBuilder &nb, Location l, IRMapping &map, Value done) {
+    for (Operation *op : p.producerOps)
+      nb.clone(*op, map);
+    Value trips = map.lookupOrDefault(ring.trips);
+    emitProducerLoop(nb, l, ring, empty, slots, trips, done, map);
+    SmallVector<Value> yielded;
+    for (Value v : p.yield()->getOperands())
+      yielded.push_back(map.lookupOrDefault(v));
+    yielded.push_back(arith::AddIOp::create(nb, l, done, trips));
+    scf::YieldOp::create(nb, l, yielded);
+  };
+  if (auto forOp = dyn_cast<scf::ForOp>(outer)) {
+    scf::ForOp::create(
+        b, loc, forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep(),
+        inits, [&](OpBuilder &nb, Location l, Value iv, ValueRange args) {
+          IRMapping map;
+          map.map(forOp.getInductionVar(), iv);
+          map.map(forOp.getRegionIterArgs(), args.drop_back());
+          walkTile(nb, l, map, args.back());
+        });
+    return;
+  }
+  auto whileOp = cast<scf::WhileOp>(outer);
+  SmallVector<Type> types(whileOp.getResultTypes());
   types.push_back(b.getI32Type());
   auto cloneCondition = [&](OpBuilder &nb, Location l, ValueRange args) {
     IRMapping map;
-    map.map(outer.getBeforeArguments(), args.drop_back());
-    for (Operation &op : outer.getBeforeBody()->without_terminator())
+    map.map(whileOp.getBeforeArguments(), args.drop_back());
+    for (Operation &op : whileOp.getBeforeBody()->without_terminator())
       nb.clone(op, map);
-    scf::ConditionOp cond = outer.getConditionOp();
+    scf::ConditionOp cond = whileOp.getConditionOp();
     SmallVector<Value> passed;
     for (Value v : cond.getArgs())
       passed.push_back(map.lookupOrDefault(v));
@@ -462,20 +517,12 @@ void buildPersistentProducer(OpBuilder &b, Location loc, TmaRing &ring,
     scf::ConditionOp::create(nb, l, map.lookupOrDefault(cond.getCondition()),
                              passed);
   };
-  auto walkTile = [&](OpBuilder &nb, Location l, ValueRange args) {
-    IRMapping map;
-    map.map(outer.getAfterArguments(), args.drop_back());
-    for (Operation *op : p.producerOps)
-      nb.clone(*op, map);
-    Value trips = map.lookupOrDefault(ring.trips);
-    emitProducerLoop(nb, l, ring, empty, slots, trips, args.back(), map);
-    SmallVector<Value> yielded;
-    for (Value v : outer.getYieldOp().getOperands())
-      yielded.push_back(map.lookupOrDefault(v));
-    yielded.push_back(arith::AddIOp::create(nb, l, args.back(), trips));
-    scf::YieldOp::create(nb, l, yielded);
-  };
-  scf::WhileOp::create(b, loc, types, inits, cloneCondition, walkTile);
+  scf::WhileOp::create(b, loc, types, inits, cloneCondition,
+                       [&](OpBuilder &nb, Location l, ValueRange args) {
+                         IRMapping map;
+                         map.map(whileOp.getAfterArguments(), args.drop_back());
+                         walkTile(nb, l, map, args.back());
+                       });
 }
 
 /// The consumers' side of a persistent loop: the slots counted across
@@ -483,28 +530,24 @@ void buildPersistentProducer(OpBuilder &b, Location loc, TmaRing &ring,
 /// the barriers invalidated after the last tile.
 void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
                         Value empty, int64_t slots) {
-  scf::WhileOp counted = appendCounter(b, p.loop);
-  p.loop = counted;
-  Value base = counted.getAfterArguments().back();
+  appendCounter(b, p);
+  Value base = p.body()->getArguments().back();
   trimConsumerLoop(b, ring, empty, slots, base);
   Location loc = ring.loop.getLoc();
-  b.setInsertionPoint(counted.getYieldOp());
+  Operation *yield = p.yield();
+  b.setInsertionPoint(yield);
   Value trips = ring.trips;
-  counted.getYieldOp().getResultsMutable().append(
-      arith::AddIOp::create(b, loc, base, trips).getResult());
-  if (ring.inFlight()) {
-    b.setInsertionPointAfter(p.drained);
-    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips,
-                                      constI32(b, loc, 0));
-    auto ifRan = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
-    b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
-    Value last = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, base, trips),
-        constI32(b, loc, 1));
-    tilegpu::MBarrierArriveOp::create(b, loc, empty,
-                                      remI32(b, loc, last, slots));
-  }
-  b.setInsertionPointAfter(counted);
+  yield->setOperand(yield->getNumOperands() - 1,
+                    arith::AddIOp::create(b, loc, base, trips));
+  b.setInsertionPointAfter(p.drained);
+  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips,
+                                    constI32(b, loc, 0));
+  auto ifRan = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+  b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
+  Value last = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, base, trips), constI32(b, loc, 1));
+  tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, last, slots));
+  b.setInsertionPointAfter(p.loop);
   gpu::BarrierOp::create(b, loc);
   for (Value barriers :
        std::initializer_list<Value>{ring.full.getResult(), empty})

@@ -131,3 +131,55 @@ func.func @persistent(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div
   }
   return
 }
+
+// The same loop as cuTile users write it, a `for` over range(first tile,
+// tiles, grid): an scf.for, split the same way, each role's for carrying
+// the count.
+// CHECK-LABEL: func.func @persistent_for(
+// CHECK: %[[FFULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<3>
+// CHECK: %[[FEMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<3>
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[FDONE:.*]] = %{{.*}}) -> (i32)
+// CHECK: scf.for %[[FJ:.*]] =
+// CHECK: arith.addi %[[FDONE]], %[[FJ]] : i32
+// CHECK: tilegpu.mbarrier_wait %[[FEMPTY]]
+// CHECK: tilegpu.tma_load
+// CHECK: scf.yield %{{.*}} : i32
+// CHECK: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[FCDONE:.*]] = %{{.*}}) -> (i32)
+// CHECK: tilegpu.mbarrier_wait %[[FFULL]]
+// CHECK: tilegpu.mma {{.*}}in_flight
+// CHECK: tilegpu.wait_mma
+// CHECK: tilegpu.mbarrier_arrive %[[FEMPTY]]
+// CHECK: tile.store
+// CHECK: arith.addi %[[FCDONE]]
+// CHECK: scf.yield %{{.*}} : i32
+// CHECK: tilegpu.mbarrier_inval %[[FFULL]]
+// CHECK: } {tilegpu.warp_specialized = #tilegpu.warp_specialized<consumers = 8, producers = 4>}
+func.func @persistent_for(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                          %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                          %C: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                          %tiles_n: i32, %count: i32, %nk: i32) attributes {tile.kernel} {
+  %first = tile.bid 0
+  %grid = tile.num_blocks 0
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x256xf32>
+  scf.for %i = %c0 to %count step %c1 : i32 {
+    %step = arith.muli %i, %grid : i32
+    %t = arith.addi %first, %step : i32
+    %pm = arith.divsi %t, %tiles_n : i32
+    %pn = arith.remsi %t, %tiles_n : i32
+    %acc = scf.for %k = %c0 to %nk step %c1 iter_args(%acc0 = %zero) -> (tensor<128x256xf32>) : i32 {
+      %a = tile.load %A[%pm, %k] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+      %b = tile.load %B[%k, %pn] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x256xf16>
+      %r = tile.mma %a, %b, %acc0 : tensor<128x64xf16>, tensor<64x256xf16> -> tensor<128x256xf32>
+      scf.yield %r : tensor<128x256xf32>
+    }
+    %h = arith.truncf %acc : tensor<128x256xf32> to tensor<128x256xf16>
+    tile.store %C[%pm, %pn], %h : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, tensor<128x256xf16>
+  }
+  return
+}

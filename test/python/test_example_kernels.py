@@ -342,7 +342,9 @@ def test_persistent_matmul(M, N, K, bm, bn, bk, group, programs, request):
 
 @pytest.mark.numerics
 @pytest.mark.parametrize("name,programs", [("matmul", None), ("matmul_persistent", 5),
-                                           ("matmul_persistent", 1)])
+                                           ("matmul_persistent", 1),
+                                           ("matmul_persistent_range", 5),
+                                           ("matmul_persistent_range", 40)])
 @pytest.mark.parametrize("M,N,K", [(192, 160, 96), (100, 130, 70)])
 def test_bench_matmul(name, programs, M, N, K, request):
     if programs:

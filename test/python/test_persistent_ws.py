@@ -1,5 +1,6 @@
 """The persistent matmul on a warp-specialized TMA ring (issue 17):
-tile-warp-specialize splits the warps around the persistent loop, so the
+tile-warp-specialize splits the warps around the persistent loop (a
+`while`, or a `for` over range(first tile, tiles, grid)), so the
 producer warpgroup fills the next output tile's slots while the consumers
 finish and store this one; the slots count the block's iterations across
 tiles. With a 3-slot ring the 128x256 f16 store is staged through shared
@@ -34,9 +35,9 @@ def _bench_kernels():
     return mod
 
 
-def _persistent_ptx(tmp_path, stages, **env):
+def _persistent_ptx(tmp_path, stages, kernel="matmul_persistent", **env):
     sig = "f16[8192,1024], f16[1024,8192], f16[8192,8192]"
-    return run_tilec([BENCH + "::matmul_persistent", "--args", sig, "-D", "BM=128",
+    return run_tilec([BENCH + "::" + kernel, "--args", sig, "-D", "BM=128",
                       "-D", "BN=256", "-D", "BK=64", "-D", "GROUP=8", "--num-stages",
                       str(stages), "--target", "sm_90", "--emit", "ptx"],
                      tmp_path, **env).stdout
@@ -48,14 +49,15 @@ def _ring_bytes(ptx):
 
 
 @needs_sm90
-@pytest.mark.parametrize("stages", [0, 3])
-def test_persistent_ring_gets_a_producer(tmp_path, stages):
+@pytest.mark.parametrize("stages,kernel", [(0, "matmul_persistent"), (3, "matmul_persistent"),
+                                          (0, "matmul_persistent_range")])
+def test_persistent_ring_gets_a_producer(tmp_path, stages, kernel):
     """By default (TILE_WARP_SPECIALIZE unset) the persistent matmul's ring
     gets a producer warpgroup (384 threads, setmaxnreg 40 / 232), its copies
     by TMA, the consumers' stores in 16-byte runs through shared memory
     (3 slots of 48 KB leave room for the 66 KB buffer; the automatic depth
-    is 3 for that), no spills."""
-    ptx = _persistent_ptx(tmp_path, stages)
+    is 3 for that), no spills; the `while` and the `for` form alike."""
+    ptx = _persistent_ptx(tmp_path, stages, kernel)
     assert _ring_bytes(ptx) == 3 * 48 * 1024
     assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
     assert re.search(r"setmaxnreg.inc.sync.aligned.u32\s+232;", ptx)
@@ -104,15 +106,16 @@ CASES = [  # M, N, K, programs
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("stages", [None, 4])
 @pytest.mark.parametrize("specialize", ["", "0"])
+@pytest.mark.parametrize("kernel", ["matmul_persistent", "matmul_persistent_range"])
 def test_persistent_matmul_matches_float64(dev, monkeypatch, M, N, K, programs, dtype,
-                                           stages, specialize):
+                                           stages, specialize, kernel):
     torch = dev.torch
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("TMA wgmma rings are sm_90 only")
     monkeypatch.setenv("TILE_WARP_SPECIALIZE", specialize)
     K_ = _bench_kernels()
-    kern = K_.matmul_persistent.replace_hints(num_stages=stages) if stages else \
-        K_.matmul_persistent
+    kern = getattr(K_, kernel)
+    kern = kern.replace_hints(num_stages=stages) if stages else kern
     tdt = getattr(torch, dtype)
     gen = torch.Generator().manual_seed(M * N + K + programs)
     a = torch.randn(M, K, generator=gen).to(tdt).cuda()
