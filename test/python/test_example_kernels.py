@@ -26,6 +26,7 @@ def _load(*parts):
 FA = _load("examples", "flash_attention.py")
 FAB = _load("examples", "flash_attention_backward.py")
 PM = _load("examples", "persistent_matmul.py")
+TP = _load("examples", "tensor_parallel_mlp.py")
 BENCH = _load("bench", "kernels.py")
 
 
@@ -366,3 +367,29 @@ def test_persistent_matmul_is_a_while_loop():
     ir = trace(PM["persistent_matmul"], f, f, f, BM=32, BN=32, BK=16, GROUP_SIZE_M=2)
     assert count(ir, "scf.while") == 1 and count(ir, "scf.for") == 1
     assert count(ir, "tile.num_blocks") == 1 and count(ir, "arith.minsi") == 1
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_tensor_parallel_mlp(ranks, request):
+    """The example's shards run one after the other (issue 21; the NCCL run
+    needs two GPUs): the summed partials equal the unsharded block and
+    float64."""
+    skip_on_reference(request)
+    assert TP["main"](M=70, D=48, F=64, ranks=ranks) == 0
+
+
+@pytest.mark.numerics
+def test_tensor_parallel_mlp_catches_a_wrong_shard(request, monkeypatch):
+    """The example's check fails when a rank multiplies the wrong rows of
+    W2 with its hidden slice."""
+    skip_on_reference(request)
+    shard = TP["shard"]
+
+    def wrong(w1, b1, w2, rank, ranks):
+        a, b, _ = shard(w1, b1, w2, rank, ranks)
+        return a, b, shard(w1, b1, w2, (rank + 1) % ranks, ranks)[2]
+
+    main = TP["main"]
+    monkeypatch.setitem(main.__globals__, "shard", wrong)
+    assert main(M=70, D=48, F=64, ranks=2) == 1

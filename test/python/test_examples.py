@@ -12,7 +12,8 @@ from tilehelp import ROOT
 
 EXAMPLES = ["vector_add.py", "softmax.py", "layernorm.py", "matmul.py", "flash_attention.py",
             "flash_attention_backward.py",
-            "persistent_matmul.py", "splitk_matmul.py", "grouped_matmul.py"]
+            "persistent_matmul.py", "splitk_matmul.py", "grouped_matmul.py",
+            "tensor_parallel_mlp.py"]
 
 
 @pytest.mark.numerics
