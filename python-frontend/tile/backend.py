@@ -150,23 +150,23 @@ def resolve(name):
     return n
 
 
-def cuda_target():
-    """'sm_90' on Hopper and newer, else 'sm_80'. Asks
-    `_tile.cuda_device_capability(device) -> (major, minor)` when present,
-    else torch when it is already imported."""
+def cuda_target(device=0):
+    """'sm_90' when CUDA device `device` is Hopper or newer, else 'sm_80'.
+    Asks `_tile.cuda_device_capability(device) -> (major, minor)` when
+    present, else torch when it is already imported."""
     mod = load()
     cap = None
     fn = getattr(mod, "cuda_device_capability", None) if mod is not None else None
     if fn is not None:
         try:
-            cap = tuple(fn(0))
+            cap = tuple(fn(device))
         except TypeError:
             cap = tuple(fn())
     else:
         torch = sys.modules.get("torch")
         try:
             if torch is not None and torch.cuda.is_available():
-                cap = torch.cuda.get_device_capability()
+                cap = torch.cuda.get_device_capability(device)
         except Exception:  # torch without a working driver
             cap = None
     if cap is None:
@@ -174,8 +174,12 @@ def cuda_target():
     return "sm_90" if cap[0] >= 9 else "sm_80"
 
 
-def target_for(backend):
-    return "cpu" if backend == "cpu" else cuda_target()
+def target_for(backend, device=None):
+    """The compile target of a launch on `backend`: the architecture of CUDA
+    device `device` (None: device 0), so that a program whose GPUs differ
+    compiles for each (the disk cache is shared by devices of one
+    architecture: the target is part of its key)."""
+    return "cpu" if backend == "cpu" else cuda_target(device or 0)
 
 
 _PIPELINES = ("off", "regs", "async", "tma")

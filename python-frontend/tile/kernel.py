@@ -418,7 +418,10 @@ class Kernel:
         with kernel_scope(self.__name__):
             text = self._trace(key)  # first: tracing errors need no _tile
             backend = self._resolve_backend()
-            target = _backend.target_for(backend) if _backend.load() is not None \
+            # Torch tensors on cuda:N (several GPUs visible) name N in the key.
+            device = next((d for d in map(interop.torch_device_of, key) if d is not None),
+                          None)
+            target = _backend.target_for(backend, device) if _backend.load() is not None \
                 else backend
             ck = CompiledKernel(self, key, self._constants(key), text, backend, target)
             mod = _backend.require(f"launching kernel '{self.__name__}'") if need_binary \

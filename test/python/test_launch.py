@@ -302,6 +302,29 @@ def test_torch_stream_is_read_on_every_launch(fake, fake_torch):
     assert fake.launches[-1][2] == 5
 
 
+def test_each_device_compiles_for_its_architecture(fake, fake_torch):
+    """Tensors on cuda:N compile for device N's architecture (issue 21): an
+    sm_90 and an sm_80 GPU in one program each get their own binary; two
+    GPUs of one architecture share it (one compile)."""
+    fake.gpus = 3
+    fake.capability = {0: (9, 0), 1: (8, 0), 2: (9, 0)}
+    fake_torch._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda dev: 0,
+                                          _cuda_getDevice=lambda: 0)
+    fake_torch.cuda = types.SimpleNamespace(device=lambda i: contextlib.nullcontext())
+    k = make_vadd()
+    on = {}
+    for dev in (0, 1, 2):
+        on[dev] = FakeTensor(1024)
+        on[dev].device = f"cuda:{dev}"
+    k[(2,)](on[0], on[0], on[0], 3, 1.0, True, BLOCK=128)
+    assert [c.target for c in fake.compiled] == ["sm_90"]
+    k[(2,)](on[1], on[1], on[1], 3, 1.0, True, BLOCK=128)
+    assert [c.target for c in fake.compiled] == ["sm_90", "sm_80"]
+    k[(2,)](on[2], on[2], on[2], 3, 1.0, True, BLOCK=128)
+    assert [c.target for c in fake.compiled] == ["sm_90", "sm_80"]  # device 0's binary
+    assert fake.compiled[0].launches and fake.compiled[1].launches
+
+
 def test_grids_computed_per_call(fake):
     """kernel[(cdiv(n, BLOCK),)] builds a new tuple per call: equal grids
     launch the same, other values their own grid."""

@@ -185,6 +185,9 @@ class FakeTile:
         return self.gpus
 
     def cuda_device_capability(self, device=0):
+        """`capability`, or its entry for `device` when it is a dict."""
+        if isinstance(self.capability, dict):
+            return self.capability[device]
         return self.capability
 
     def compile(self, ir, target, options):
