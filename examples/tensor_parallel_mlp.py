@@ -25,28 +25,31 @@ import numpy as np
 from _common import Device, check, tile
 
 
-@tile.kernel
-def linear_gelu(x, w, b, h, BM: tile.Constant[int], BN: tile.Constant[int],
-                BK: tile.Constant[int]):
+def _product_tile(x, w, BM, BN, BK):
+    """This program's BM x BN tile of x @ w, accumulated in float32."""
     pm, pn = tile.bid(0), tile.bid(1)
     acc = tile.zeros((BM, BN), tile.float32)
     for k in tile.range(tile.cdiv(x.shape[1], BK)):
         acc = tile.mma(tile.load(x, index=(pm, k), shape=(BM, BK)),
                        tile.load(w, index=(k, pn), shape=(BK, BN)), acc)
-    z = acc + tile.load(b, index=(pn,), shape=(BN,)).astype(tile.float32)[None, :]
+    return acc
+
+
+@tile.kernel
+def linear_gelu(x, w, b, h, BM: tile.Constant[int], BN: tile.Constant[int],
+                BK: tile.Constant[int]):
+    pn = tile.bid(1)
+    z = _product_tile(x, w, BM, BN, BK) + \
+        tile.load(b, index=(pn,), shape=(BN,)).astype(tile.float32)[None, :]
     gelu = 0.5 * z * (1.0 + tile.erf(z * 0.7071067811865476))
-    tile.store(h, index=(pm, pn), tile=gelu.astype(h.dtype))
+    tile.store(h, index=(tile.bid(0), pn), tile=gelu.astype(h.dtype))
 
 
 @tile.kernel
 def linear(x, w, y, BM: tile.Constant[int], BN: tile.Constant[int],
            BK: tile.Constant[int]):
-    pm, pn = tile.bid(0), tile.bid(1)
-    acc = tile.zeros((BM, BN), tile.float32)
-    for k in tile.range(tile.cdiv(x.shape[1], BK)):
-        acc = tile.mma(tile.load(x, index=(pm, k), shape=(BM, BK)),
-                       tile.load(w, index=(k, pn), shape=(BK, BN)), acc)
-    tile.store(y, index=(pm, pn), tile=acc.astype(y.dtype))
+    tile.store(y, index=(tile.bid(0), tile.bid(1)),
+               tile=_product_tile(x, w, BM, BN, BK).astype(y.dtype))
 
 
 def blocks(backend):

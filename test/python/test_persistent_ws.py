@@ -10,29 +10,20 @@ Without a GPU: the PTX (ptxas only). With one: the numbers against float64
 on ragged shapes, grids with fewer and more programs than tiles, outputs
 poisoned, with the producer and without."""
 
-import importlib.util
 import os
 import re
 
 import numpy as np
 import pytest
 
-from test_tilec import gpu_backend, run_tilec
-from test_tma import NO_SPILLS, _ptxas_info
+from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
+from test_tma import NO_SPILLS, _bench_kernels, _ptxas_info, needs_sm90
 from tilehelp import Device, assert_close
 
 import tile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "bench", "kernels.py")
-needs_sm90 = pytest.mark.skipif("not gpu_backend()", reason="no GPU backend or ptxas")
-
-
-def _bench_kernels():
-    spec = importlib.util.spec_from_file_location("bench_kernels_persistent", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _persistent_ptx(tmp_path, stages, kernel="matmul_persistent", **env):
