@@ -121,3 +121,45 @@ def test_persistent_matmul_matches_float64(dev, monkeypatch, M, N, K, programs, 
     assert not np.isnan(got).any()
     tol = 2e-3 if dtype == "float16" else 1e-2
     assert_close(got, want, rtol=tol, atol=tol * np.sqrt(K) + tol)
+
+
+@tile.kernel
+def persistent_bias_relu(a, b, bias, c, BM: tile.Constant[int], BN: tile.Constant[int],
+                         BK: tile.Constant[int]):
+    """A persistent matmul with a fused epilogue (bias, ReLU, cast), written
+    as a `for` over the block's tiles."""
+    num_n = tile.cdiv(b.shape[1], BN)
+    for t in range(tile.bid(0), tile.cdiv(a.shape[0], BM) * num_n, tile.num_blocks(0)):
+        pm, pn = t // num_n, t % num_n
+        acc = tile.zeros((BM, BN), tile.float32)
+        for k in tile.range(tile.cdiv(a.shape[1], BK)):
+            acc = tile.mma(tile.load(a, index=(pm, k), shape=(BM, BK)),
+                           tile.load(b, index=(k, pn), shape=(BK, BN)), acc)
+        y = acc + tile.load(bias, index=(pn,), shape=(BN,)).astype(tile.float32)[None, :]
+        tile.store(c, index=(pm, pn), tile=tile.maximum(y, 0.0).astype(c.dtype))
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("M,N,K,programs", [(1000, 1112, 520, 8), (300, 512, 40, 3)])
+def test_persistent_fused_epilogue(M, N, K, programs):
+    """The epilogue's bias, ReLU and cast stay fused; on sm_90 the ring gets
+    the producer and the fused result is staged (16-byte stores where N is
+    a multiple of 16 elements)."""
+    dev = Device()
+    on_gpu = dev.backend == "cuda"
+    dtype = np.float16 if on_gpu else np.float32
+    rng = np.random.default_rng(M + K)
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    bias = rng.standard_normal(N).astype(np.float32)
+    c = dev.poisoned((M, N), dtype)
+    cfg = dict(BM=128, BN=256, BK=64) if on_gpu else dict(BM=32, BN=64, BK=16)
+    args = (dev.put(a), dev.put(b), dev.put(bias), c)
+    persistent_bias_relu[(programs,)](*args, **cfg)
+    want = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    tol = 2e-3 if on_gpu else 1e-5
+    assert_close(dev.get(c), want, rtol=tol, atol=tol * np.sqrt(K) + tol)
+    if on_gpu and dev.torch.cuda.get_device_capability()[0] == 9:
+        ptx = persistent_bias_relu.compile(*args, **cfg).asm["ptx"]
+        assert "setmaxnreg" in ptx
+        assert ptx.count("st.global.v4.b32") == (16 if N % 16 == 0 else 0)
