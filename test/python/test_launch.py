@@ -325,6 +325,47 @@ def test_each_device_compiles_for_its_architecture(fake, fake_torch):
     assert fake.compiled[0].launches and fake.compiled[1].launches
 
 
+def test_threads_driving_different_devices(fake, fake_torch):
+    """Two threads, each launching one kernel on its own GPU (cuda:0 sm_90,
+    cuda:1 sm_80) at once from the first call on: one compile per device,
+    every launch on its thread's device and stream with its own tensors."""
+    import threading
+
+    fake.gpus = 2
+    fake.capability = {0: (9, 0), 1: (8, 0)}
+    current = threading.local()
+    fake_torch._C = types.SimpleNamespace(
+        _cuda_getCurrentRawStream=lambda dev: 100 + dev,
+        _cuda_getDevice=lambda: getattr(current, "dev", 0))
+    fake_torch.cuda = types.SimpleNamespace(device=lambda i: contextlib.nullcontext())
+    k = make_vadd()
+    start = threading.Barrier(2)
+    errors = []
+
+    def drive(dev):
+        try:
+            current.dev = dev
+            x = FakeTensor(1024)
+            x.device = f"cuda:{dev}"
+            start.wait()
+            for _ in range(200):
+                k[(2,)](x, x, x, 3, 1.0, True, BLOCK=128)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=drive, args=(d,)) for d in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(c.target for c in fake.compiled) == ["sm_80", "sm_90"]
+    for c in fake.compiled:
+        dev = 0 if c.target == "sm_90" else 1
+        assert len(c.launches) == 200
+        assert {stream for _, _, stream in c.launches} == {100 + dev}
+
+
 def test_grids_computed_per_call(fake):
     """kernel[(cdiv(n, BLOCK),)] builds a new tuple per call: equal grids
     launch the same, other values their own grid."""
