@@ -263,6 +263,8 @@ def _is_traced_tensor(x):
 
 
 def _torch_any(t, flat):  # kernel.compile(): no device check
+    if t.is_cuda and _several_gpus():  # the key names the device, as a launch's
+        return _torch_cuda_multi(t, flat)
     ptr = t.data_ptr()
     shape, st = t.shape, t.stride()
     flat.append(ptr)

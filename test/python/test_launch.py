@@ -323,6 +323,10 @@ def test_each_device_compiles_for_its_architecture(fake, fake_torch):
     k[(2,)](on[2], on[2], on[2], 3, 1.0, True, BLOCK=128)
     assert [c.target for c in fake.compiled] == ["sm_90", "sm_80"]  # device 0's binary
     assert fake.compiled[0].launches and fake.compiled[1].launches
+    # kernel.compile() keys the tensors' device as a launch does: the same
+    # CompiledKernel, compiled for that device.
+    assert k.compile(on[1], on[1], on[1], 3, 1.0, True, BLOCK=128).target == "sm_80"
+    assert len(fake.compiled) == 2
 
 
 def test_threads_driving_different_devices(fake, fake_torch):
