@@ -3,7 +3,10 @@ parameter), each walking output tiles tile_id, tile_id + num_blocks, ... in a
 `while` loop, so launch and tail cost is paid once per SM instead of once per
 tile. Tiles are visited in L2-grouped order: GROUP_SIZE_M row-blocks go
 through their column-blocks together, so neighbouring programs share A rows
-and B columns in L2."""
+and B columns in L2. On sm_90 the compiler splits the block around this loop
+(tile-warp-specialize): a producer warpgroup walks the same tiles issuing
+the TMA copies, so the next tile's operands arrive while the consumers
+store this one (docs/performance.md, 2026-12-04)."""
 
 import sys
 
