@@ -216,8 +216,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     or `scf.for` at the kernel's top level walking output tiles) is split
     around that loop: the
     ring's buffers and barriers move before it, both roles walk the tiles,
-    and the slots count the block's iterations across tiles (a counter the
-    while carries), so the producer fills the next tile's slots while the
+    and the slots count the block's iterations across tiles (a value the
+    persistent loop carries), so the producer fills the next tile's slots while the
     consumers finish and store this one.
     Other kernels are left as they are.
   }];

@@ -30,6 +30,9 @@ bool isPlainBlockLoad(LoadOp load);
 bool copiesIn16Bytes(LoadOp load);
 /// The most dynamic shared memory a block can have on sm_80/sm_90.
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
+/// Elements of padding per row of tile-stage-stores' staging buffer: the
+/// 8 rows one fragment store writes land in distinct banks.
+constexpr int64_t kStageRowPadding = 8;
 /// Bytes a ring sized to fill shared memory leaves for the scratch of its
 /// loop (the reductions and conversions inside the loop body).
 constexpr int64_t kScratchSlack = 2 * 1024;

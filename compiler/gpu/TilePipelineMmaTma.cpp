@@ -270,7 +270,8 @@ int64_t persistentStoreBytes(scf::ForOp forOp, MmaOp mma) {
   for (StoreOp store : forOp->getBlock()->getOps<StoreOp>()) {
     auto type = cast<RankedTensorType>(store.getValue().getType());
     if (type.getShape() == shape)
-      return shape[0] * (shape[1] + 8) * storageBytes(type.getElementType());
+      return shape[0] * (shape[1] + kStageRowPadding) *
+             storageBytes(type.getElementType());
   }
   return 0;
 }

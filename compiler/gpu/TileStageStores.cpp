@@ -52,9 +52,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Padding per row of the staging buffer, in elements.
-constexpr int64_t kRowPadding = 8;
-
 /// The bytes a buffer allocated at step `at` may take without growing the
 /// kernel's shared memory. When no buffer allocated before `at` is still
 /// live there, first fit puts the new one at offset 0; the buffers live
@@ -168,9 +165,9 @@ void stageStores(func::FuncOp func, int numWarps) {
     if (failed(from) || failed(to) ||
         getContiguity(*to, 1) <= getContiguity(*from, 1))
       continue;
-    auto bufferType =
-        tilegpu::SharedBufferType::get(ctx, shape, elemType, /*slots=*/1,
-                                       /*swizzle=*/0, shape[1] + kRowPadding);
+    auto bufferType = tilegpu::SharedBufferType::get(
+        ctx, shape, elemType, /*slots=*/1,
+        /*swizzle=*/0, shape[1] + pipeline::kStageRowPadding);
     // A store in a loop's body: only the consumers' (a persistent loop
     // whose producer refills the ring meanwhile), the buffer allocated
     // before the loop, beside the ring.
