@@ -454,6 +454,15 @@ def run_attention_backward(shapes):
                                       dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
                                       grad_dtype=q.dtype)
 
+            def tile_bwd_fused():
+                # attention_dkdvdq: FlashAttention-2's five products in one
+                # kernel, dQ added by relaxed atomics (dQ^T = K^T dS^T on
+                # wgmma, dS^T staged through shared memory).
+                kv_blocks, _ = FAB.sm90_blocks(D)
+                got[:] = FAB.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
+                                      dkdv_blocks=kv_blocks, grad_dtype=q.dtype,
+                                      fused_dq=True)
+
             def check():
                 for g, r in zip(got, ref):
                     e = ((g.float() - r.float()).norm() / r.float().norm()).item()
@@ -463,6 +472,7 @@ def run_attention_backward(shapes):
                 ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout4,
                                                            retain_graph=True), lambda: None),
                 ("tile", tile_bwd, check),
+                ("tile-fused-dq", tile_bwd_fused, check),
             ], flops=fl)
 
 

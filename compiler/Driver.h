@@ -82,12 +82,22 @@ struct TensorMapArg {
   int swizzle = 0;          // bytes of the shared-memory swizzle
 };
 
+/// Two array arguments whose memory must not overlap at a launch: `read`
+/// is read ahead (a TMA ring) of atomic updates of `written` in one loop
+/// (tile-pipeline-mma's reductions); the runtime checks each launch.
+/// Element sizes in bytes give the arrays' spans.
+struct DisjointArrays {
+  int written = 0, writtenBytes = 0;
+  int read = 0, readBytes = 0;
+};
+
 /// A kernel compiled for an NVIDIA GPU.
 struct GpuBinary {
   std::string kernelName;
   int numWarps = 4;
   int sharedMem = 0; // bytes of dynamic shared memory per block
   std::vector<TensorMapArg> tensorMaps;
+  std::vector<DisjointArrays> disjoint;
   std::string ptx;
   std::string cubin;
   StageList stages;

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <algorithm>
@@ -300,6 +302,25 @@ bool mlir::tile::streamsKMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
   return true;
 }
 
+/// Whether mma `op` of `loop`'s body reads B from registers the body
+/// computes (the backward's dS^T) and A from a block loaded in front of the
+/// loop, possibly transposed (K^T): tile-pipeline-mma writes B into a
+/// shared buffer every iteration (tilegpu.stage_operand) and has TMA copy A
+/// once.
+bool mlir::tile::stagesOperandB(MmaOp op, scf::ForOp loop) {
+  Block *body = loop.getBody();
+  Operation *def = op.getB().getDefiningOp();
+  if (!def || def->getBlock() != body ||
+      findLoadThroughView(op.getB(), body, nullptr, nullptr,
+                          /*sharedViews=*/true))
+    return false;
+  LoadOp aLoad = findLoadThroughView(op.getA(), loop->getBlock(), nullptr,
+                                     nullptr, /*sharedViews=*/true);
+  return aLoad &&
+         copiesWholeRows(
+             aLoad, cast<RankedTensorType>(aLoad.getType()).getRank() == 2);
+}
+
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                                 bool chained) {
   auto a = cast<RankedTensorType>(op.getA().getType());
@@ -332,6 +353,11 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   // mma; A too (matmul), or A in registers: loop-invariant (Q) or the
   // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  MLIRContext *ctx = op.getContext();
+  // B staged from registers: 128-byte swizzled panels of 16-bit elements.
+  if (loop && !chained && !isFp8(in) && stagesOperandB(op, loop))
+    return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
+                              {64, n, 16});
   LoadOp bLoad = findLoadThroughView(op.getB(), op->getBlock(), nullptr,
                                      nullptr, /*sharedViews=*/true);
   if (!loop || !bLoad || !onlyViewedAsB(bLoad.getResult()))
@@ -346,8 +372,104 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   bool aInRegs = chained || loop.isDefinedOutsideOfLoop(op.getA());
   if (!aInRing && !aInRegs)
     return {};
-  MLIRContext *ctx = op.getContext();
   return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n}, {64, n, 16});
+}
+
+/// `v` transposed: the source of a 2-d transpose, else a new one right
+/// after `v` is defined (in front of the loop for a block loaded there).
+static Value transposed(OpBuilder &b, Value v) {
+  if (auto permute = v.getDefiningOp<PermuteOp>();
+      permute && permute.getPerm() == ArrayRef<int64_t>{1, 0})
+    return permute.getSrc();
+  OpBuilder::InsertionGuard guard(b);
+  Operation *def = v.getDefiningOp();
+  if (def)
+    b.setInsertionPointAfter(def);
+  else
+    b.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  auto type = cast<RankedTensorType>(v.getType());
+  auto to = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                  type.getElementType());
+  Location loc = v.getLoc();
+  // Index tiles (a splat, a row or column broadcast) are built transposed,
+  // so that they take whatever layout their user gives them.
+  if (auto splat = dyn_cast_or_null<SplatOp>(def))
+    return SplatOp::create(b, loc, to, splat.getSrc());
+  if (auto expand = dyn_cast_or_null<ExpandDimsOp>(def);
+      expand && cast<RankedTensorType>(expand.getSrc().getType()).getRank() ==
+                    1)
+    return ExpandDimsOp::create(b, loc, to, expand.getSrc(),
+                                1 - int32_t(expand.getAxis()));
+  if (auto bcast = dyn_cast_or_null<BroadcastOp>(def)) {
+    Value src = transposed(b, bcast.getSrc());
+    return BroadcastOp::create(b, loc, to, src);
+  }
+  return PermuteOp::create(b, loc, to, v, ArrayRef<int64_t>{1, 0});
+}
+
+/// mma(A, B, acc) of a loop as transpose(mma(B^T, A^T, acc^T)) where only
+/// the swapped form is a warpgroup mma: M too short to give each warpgroup
+/// 64 rows, N long enough. The backward's dQ = dS K of 64 queries becomes
+/// dQ^T = K^T dS^T over the head dimension's 128 rows (FlashAttention-3
+/// swaps the same product). Returns the new mma, or null.
+static MmaOp swapForWarpgroups(MmaOp mma, int warps) {
+  auto c = cast<RankedTensorType>(mma.getType());
+  if (c.getRank() != 2 || !isTensorCore(mma) || mma.getTilingAttr() ||
+      !isa<scf::ForOp>(mma->getParentOp()) ||
+      c.getDimSize(0) % (16 * warps) == 0 ||
+      c.getDimSize(1) % (16 * warps) != 0 ||
+      getWarpgroupMmaTiling(mma, warps, /*chained=*/false))
+    return {};
+  OpBuilder b(mma);
+  Location loc = mma.getLoc();
+  Value acc = mma.getAcc();
+  auto accT = RankedTensorType::get({c.getDimSize(1), c.getDimSize(0)},
+                                    c.getElementType());
+  SplatElementsAttr zero;
+  Value newAcc = matchPattern(acc, m_Constant(&zero))
+                     ? arith::ConstantOp::create(b, loc, accT,
+                                                 zero.resizeSplat(accT))
+                           .getResult()
+                     : transposed(b, acc);
+  Value a = transposed(b, mma.getB()), bT = transposed(b, mma.getA());
+  auto swapped = MmaOp::create(b, loc, accT, a, bT, newAcc,
+                               mma.getAllowTf32(), mma.getFastAccumulation(),
+                               MmaTilingAttr());
+  if (!getWarpgroupMmaTiling(swapped, warps, /*chained=*/false)) {
+    swapped->erase(); // and the transposes and zeros made for it
+    for (Value v : {newAcc, bT, a})
+      if (Operation *def = v.getDefiningOp();
+          def && def->use_empty() && isMemoryEffectFree(def))
+        def->erase();
+    return {};
+  }
+  Value result = PermuteOp::create(b, loc, c, swapped.getResult(),
+                                   ArrayRef<int64_t>{1, 0});
+  mma.getResult().replaceAllUsesWith(result);
+  mma->erase();
+  // An atomic update of the product (the backward's dQ) takes it as it is,
+  // with its indices and mask transposed instead: the transposed wgmma
+  // layout has no form of its own, and converting it would go through
+  // shared memory every iteration.
+  for (OpOperand &use : llvm::make_early_inc_range(result.getUses())) {
+    auto rmw = dyn_cast<AtomicRMWOp>(use.getOwner());
+    if (!rmw || use.getOperandNumber() != rmw.getValueMutable()
+                                              .getOperandNumber() ||
+        !rmw.getResult().use_empty())
+      continue;
+    OpBuilder rb(rmw);
+    SmallVector<Value> indices;
+    for (Value index : rmw.getIndices())
+      indices.push_back(transposed(rb, index));
+    Value mask = rmw.getMask() ? transposed(rb, rmw.getMask()) : Value();
+    AtomicRMWOp::create(rb, rmw.getLoc(), accT, rmw.getKindAttr(),
+                        rmw.getArray(), swapped.getResult(), indices, mask,
+                        rmw.getMemoryOrderAttr(), rmw.getMemoryScopeAttr());
+    rmw->erase();
+  }
+  if (result.use_empty())
+    result.getDefiningOp()->erase();
+  return swapped;
 }
 
 //===----------------------------------------------------------------------===//
@@ -404,6 +526,12 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     module->setAttr(
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
+    if (warpgroupMma) {
+      SmallVector<MmaOp> all;
+      module.walk([&](MmaOp mma) { all.push_back(mma); });
+      for (MmaOp mma : all)
+        swapForWarpgroups(mma, warps);
+    }
     llvm::DenseSet<Operation *> chained = findChainedMmas(module);
     // wgmma for a loop's mmas only if all of them can (one ring layout).
     llvm::DenseMap<Operation *, MmaTilingAttr> warpgroup;

@@ -71,6 +71,12 @@ bool streamsKMajor(MmaOp op, LoadOp *aLoad = nullptr, LoadOp *bLoad = nullptr,
                    SmallVectorImpl<Operation *> *aChain = nullptr,
                    SmallVectorImpl<Operation *> *bChain = nullptr);
 
+/// Whether mma `op` of `loop`'s body reads B from registers the body
+/// computes (the backward's dS^T) and A from a block loaded in front of the
+/// loop, possibly transposed (K^T): tile-pipeline-mma then writes B into a
+/// shared buffer every iteration and has TMA copy A once.
+bool stagesOperandB(MmaOp op, scf::ForOp loop);
+
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.
 /// `chained`: A is another mma's result (registers).

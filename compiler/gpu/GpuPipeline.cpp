@@ -4,6 +4,7 @@
 #include "compiler/Passes.h"
 #include "compiler/gpu/GpuTarget.h"
 #include "compiler/gpu/LinearLayout.h"
+#include "compiler/gpu/TilePipelineMma.h"
 #include "compiler/gpu/TilePtxToLLVM.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
@@ -151,6 +152,25 @@ std::vector<TensorMapArg> mlir::tile::getTensorMapArgs(ModuleOp module) {
   return maps;
 }
 
+std::vector<DisjointArrays> mlir::tile::getDisjointArrays(ModuleOp module) {
+  std::vector<DisjointArrays> pairs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto attr =
+        func->getAttrOfType<DenseI32ArrayAttr>(pipeline::kDisjointArraysAttr);
+    if (!func->hasAttr("tile.kernel") || !attr)
+      continue;
+    auto bytes = [&](int32_t arg) {
+      auto array = cast<ArrayType>(func.getArgumentTypes()[arg]);
+      return int(storageBytes(array.getElementType()));
+    };
+    ArrayRef<int32_t> args = attr.asArrayRef();
+    for (size_t i = 0; i + 1 < args.size(); i += 2)
+      pairs.push_back(
+          {args[i], bytes(args[i]), args[i + 1], bytes(args[i + 1])});
+  }
+  return pairs;
+}
+
 FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
                                                const CompileOptions &opts,
                                                CompileFailure &failure) {
@@ -221,6 +241,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     if (func->hasAttr("tile.kernel"))
       bin.numWarps = blockWarps(func, bin.numWarps);
   bin.tensorMaps = getTensorMapArgs(module);
+  bin.disjoint = getDisjointArrays(module);
 
   PassManager gpuPm(ctx);
   gpuPm.addPass(createConvertTileToGpu());

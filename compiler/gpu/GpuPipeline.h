@@ -23,6 +23,9 @@ void registerTileGpuPipelines();
 /// The tensor-map arguments of the module's kernel (`tilegpu.tensor_map_of`,
 /// which tile-pipeline-mma adds), in order: the kernel metadata's.
 std::vector<TensorMapArg> getTensorMapArgs(ModuleOp module);
+/// The array pairs a kernel's launches must keep apart
+/// (tile.disjoint_arrays).
+std::vector<DisjointArrays> getDisjointArrays(ModuleOp module);
 } // namespace mlir::tile
 
 #endif

@@ -313,7 +313,7 @@ Value allocRing(scf::ForOp forOp, int64_t rows, int64_t cols, Type elemType,
 /// this iteration's slot of the rings.
 void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
                           Value aRing, Value bRing, bool bTransposed,
-                          bool inFlight) {
+                          bool inFlight, bool aTransposed) {
   OpBuilder b(mma);
   Location loc = mma.getLoc();
   Value slot =
@@ -327,7 +327,7 @@ void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
   Value a = aRing ? slotOf(aRing) : mma.getA();
   auto shared = tilegpu::MmaOp::create(
       b, loc, mma.getType(), a, slotOf(bRing), mma.getAcc(), bTransposed,
-      inFlight, mma.getFastAccumulation(), mma.getTilingAttr());
+      inFlight, aTransposed, mma.getFastAccumulation(), mma.getTilingAttr());
   mma.getResult().replaceAllUsesWith(shared.getResult());
   mma.erase();
 }
@@ -443,12 +443,19 @@ FailureOr<bool> pipelineAsync(scf::ForOp forOp, int64_t numStages) {
 /// entry per mma, its index slice collected; false if some mma's B does not
 /// come from such a load (or, with `in16Bytes`, one cp.async cannot copy).
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
-                      SmallVectorImpl<StreamedB> &out, bool sharedLoads) {
+                      SmallVectorImpl<StreamedB> &out, bool sharedLoads,
+                      SmallVectorImpl<MmaOp> *staged) {
   Block *body = forOp.getBody();
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
     if (kind != MmaKind::F16 && kind != MmaKind::BF16)
       return false;
+    MmaTilingAttr tiling = mma.getTilingAttr();
+    if (staged && tiling && tiling.isWarpgroup() &&
+        stagesOperandB(mma, forOp)) {
+      staged->push_back(mma);
+      continue;
+    }
     StreamedB o;
     o.mma = mma;
     bool transposed = false;
@@ -589,14 +596,70 @@ FailureOr<bool> pipelineAsyncB(scf::ForOp forOp, int64_t numStages) {
   return true;
 }
 
+/// The kernel arguments `forOp`'s body writes when every write is a
+/// relaxed atomic update whose old values nothing reads (a reduction into
+/// memory: the backward's dQ) of an array no load of the body reads: a TMA
+/// ring may read ahead of them if no array it reads overlaps them, which
+/// the runtime checks at each launch (kDisjointArraysAttr). Else empty.
+SmallVector<BlockArgument> reductionTargets(scf::ForOp forOp) {
+  SmallVector<BlockArgument> targets;
+  llvm::SmallPtrSet<Value, 4> loaded;
+  forOp.getBody()->walk([&](LoadOp load) { loaded.insert(load.getArray()); });
+  WalkResult walk = forOp.getBody()->walk([&](Operation *op) {
+    auto rmw = dyn_cast<AtomicRMWOp>(op);
+    if (!rmw)
+      return writesMemory(op) && op->getNumRegions() == 0
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    auto array = dyn_cast<BlockArgument>(rmw.getArray());
+    if (!array || !rmw.getResult().use_empty() || loaded.contains(array) ||
+        getMemoryOrder(rmw) != MemoryOrder::relaxed ||
+        !isa<func::FuncOp>(array.getOwner()->getParentOp()))
+      return WalkResult::interrupt();
+    if (!llvm::is_contained(targets, array))
+      targets.push_back(array);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    targets.clear();
+  return targets;
+}
+
+/// Records on the kernel that `written` and `read` must not overlap.
+void requireDisjoint(scf::ForOp forOp, ArrayRef<BlockArgument> written,
+                     ArrayRef<BlockArgument> read) {
+  auto func = forOp->getParentOfType<func::FuncOp>();
+  SmallVector<int32_t> pairs;
+  if (auto old = func->getAttrOfType<DenseI32ArrayAttr>(kDisjointArraysAttr))
+    pairs.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+  for (BlockArgument w : written)
+    for (BlockArgument r : read) {
+      pairs.push_back(int32_t(w.getArgNumber()));
+      pairs.push_back(int32_t(r.getArgNumber()));
+    }
+  func->setAttr(kDisjointArraysAttr,
+                DenseI32ArrayAttr::get(forOp.getContext(), pairs));
+}
+
 LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
                            int64_t numStages, bool epilogueRoom) {
   Block *body = forOp.getBody();
   if (!llvm::any_of(body->getOps<MmaOp>(),
                     [](MmaOp mma) { return getMmaKind(mma) != MmaKind::Fma; }))
     return success();
-  if (writesMemory(forOp))
+  if (writesMemory(forOp)) {
+    // Only atomic reductions, only behind TMA rings of B operands.
+    SmallVector<BlockArgument> written = reductionTargets(forOp);
+    if (mode != MmaPipelining::Tma || written.empty())
+      return success();
+    SmallVector<BlockArgument> read;
+    FailureOr<bool> ring = pipelineTmaB(forOp, numStages, &read);
+    if (failed(ring))
+      return failure();
+    if (*ring)
+      requireDisjoint(forOp, written, read);
     return success();
+  }
   if (mode == MmaPipelining::AsyncCopy || mode == MmaPipelining::Tma) {
     FailureOr<bool> ring = mode == MmaPipelining::Tma
                                ? pipelineTma(forOp, numStages, epilogueRoom)

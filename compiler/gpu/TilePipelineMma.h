@@ -52,10 +52,10 @@ Value ringSlotAt(OpBuilder &b, Location loc, scf::ForOp forOp, Value iv,
 Value allocRing(scf::ForOp forOp, int64_t rows, int64_t cols, Type elemType,
                 int64_t stages, int64_t swizzle, int64_t rowStride);
 /// `mma` rewritten as a tilegpu.mma on this iteration's slots (slot 0 of a
-/// one-slot A buffer).
+/// one-slot A buffer; `aTransposed`: it holds A^T).
 void replaceWithSharedMma(MmaOp mma, scf::ForOp forOp, int64_t stages,
                           Value aRing, Value bRing, bool bTransposed,
-                          bool inFlight);
+                          bool inFlight, bool aTransposed = false);
 /// Whether `mma`'s result only feeds the next iteration's mma and the
 /// loop's results (its wgmma may stay in flight across the back edge).
 bool onlyFeedsNextIteration(MmaOp mma, scf::ForOp forOp);
@@ -81,9 +81,12 @@ struct StreamedB {
 /// the body (16-byte copies with `in16Bytes`); one entry per mma in `out`.
 /// `sharedLoads`: a load several mmas read (through views of their own or
 /// shared ones) is one entry per mma; the caller gives them one ring.
+/// `staged`: the mmas whose B the body computes in registers
+/// (stagesOperandB) go there instead of failing the loop.
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
                       SmallVectorImpl<StreamedB> &out,
-                      bool sharedLoads = false);
+                      bool sharedLoads = false,
+                      SmallVectorImpl<MmaOp> *staged = nullptr);
 /// Whether every use of the loads and views of `streamed` is one of them or
 /// their mmas (nothing else reads the registers the rings replace).
 bool onlyStreamedUses(ArrayRef<StreamedB> streamed);
@@ -98,7 +101,14 @@ FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages,
                             bool epilogueRoom);
 /// TMA rings for the B operands of every wgmma of the loop (attention's
 /// K^T and V), A staying where it is; false when they do not qualify.
-FailureOr<bool> pipelineTmaB(scf::ForOp forOp, int64_t numStages);
+/// `ringArrays` (if given) gets the kernel arguments the rings read.
+FailureOr<bool>
+pipelineTmaB(scf::ForOp forOp, int64_t numStages,
+             SmallVectorImpl<BlockArgument> *ringArrays = nullptr);
+/// The kernel attribute listing pairs of array arguments (written, read
+/// ahead) whose memory must not overlap at a launch: a loop whose atomic
+/// updates a ring reads ahead of (the runtime checks each launch).
+constexpr llvm::StringLiteral kDisjointArraysAttr = "tile.disjoint_arrays";
 
 } // namespace mlir::tile::pipeline
 

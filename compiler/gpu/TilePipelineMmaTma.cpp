@@ -368,35 +368,72 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
 }
 
 /// A wgmma's A that is a block loaded in front of the loop (attention's Q,
-/// the backward's K and V): TMA copies it once into a one-slot buffer the
-/// wgmma reads, instead of fragments held in registers by the whole loop.
-/// One buffer per load, whatever number of wgmmas read it.
+/// the backward's K and V, or K^T): TMA copies it once into a one-slot
+/// buffer the wgmma reads, instead of fragments held in registers by the
+/// whole loop. One buffer per load, whatever number of wgmmas read it.
 struct InvariantA {
   TmaOperand op;
   SmallVector<Operation *> views;
 };
 
-/// The invariant A of `s.mma`, if TMA can fill a wgmma's A buffer from it:
+/// The invariant A of `mma`, if TMA can fill a wgmma's A buffer from it:
 /// nothing between the load and the loop writes memory (the copy is issued
-/// right before the loop).
-static std::optional<InvariantA> invariantA(StreamedB &s, scf::ForOp forOp) {
+/// right before the loop). `transposed`: the mma reads the block's
+/// transpose (an M-major A, in 128-byte panels of the block's rows).
+static std::optional<InvariantA> invariantA(MmaOp mma, scf::ForOp forOp,
+                                            Type elemType, bool &transposed) {
   InvariantA a;
-  a.op.load =
-      findLoadThroughUnitReshapes(s.mma.getA(), forOp->getBlock(), &a.views);
+  transposed = false;
+  a.op.load = findLoadThroughView(mma.getA(), forOp->getBlock(), &a.views,
+                                  &transposed, /*sharedViews=*/true);
   if (!a.op.load || !tmaLoadable(a.op.load) ||
-      a.op.load.getType().getElementType() != s.load.getType().getElementType())
+      a.op.load.getType().getElementType() != elemType)
     return std::nullopt;
   for (Operation *op = a.op.load->getNextNode(); op != forOp;
        op = op->getNextNode())
     if (writesMemory(op))
       return std::nullopt;
   a.op.array = tmaArray(a.op.load);
-  auto aType = cast<RankedTensorType>(s.mma.getA().getType());
+  auto aType = cast<RankedTensorType>(mma.getA().getType());
   int64_t eb = storageBytes(aType.getElementType());
-  if (!a.op.array ||
-      !fitsTma(a.op, forOp, warpgroupSwizzle(aType.getDimSize(1) * eb)))
+  int64_t swizzle =
+      transposed ? 128 : warpgroupSwizzle(aType.getDimSize(1) * eb);
+  if (!a.op.array || !fitsTma(a.op, forOp, swizzle))
     return std::nullopt;
   return a;
+}
+
+/// Each staged mma (B computed in registers, stagesOperandB) as a
+/// tilegpu.mma reading B from a two-slot buffer it is written into every
+/// iteration: the slot a wgmma of the iteration before may still read is
+/// the other one, and every thread waited for that wgmma before the
+/// barrier of this iteration's stage_operand.
+static void stageOperands(scf::ForOp forOp, ArrayRef<MmaOp> staged,
+                          ArrayRef<Value> aBuffers, ArrayRef<bool> aTransposed) {
+  for (auto [op, aBuffer, transposed] :
+       llvm::zip(staged, aBuffers, aTransposed)) {
+    MmaOp mma = op;
+    auto bType = cast<RankedTensorType>(mma.getB().getType());
+    Value buffer =
+        allocRing(forOp, bType.getDimSize(0), bType.getDimSize(1),
+                  bType.getElementType(), /*stages=*/2, /*swizzle=*/128, 0);
+    OpBuilder b(mma);
+    Location loc = mma.getLoc();
+    auto one = cast<tilegpu::SharedBufferType>(buffer.getType()).withSlots(1);
+    Value slot = tilegpu::SlotOp::create(
+        b, loc, one, buffer,
+        ringSlotAt(b, loc, forOp, forOp.getInductionVar(), 0, 2));
+    tilegpu::StageOperandOp::create(b, loc, mma.getB(), slot);
+    auto aType = cast<tilegpu::SharedBufferType>(aBuffer.getType());
+    Value a = tilegpu::SlotOp::create(b, loc, aType.withSlots(1), aBuffer,
+                                      constI32(b, loc, 0));
+    auto shared = tilegpu::MmaOp::create(
+        b, loc, mma.getType(), a, slot, mma.getAcc(), /*bTransposed=*/false,
+        /*inFlight=*/false, transposed, mma.getFastAccumulation(),
+        mma.getTilingAttr());
+    mma.getResult().replaceAllUsesWith(shared.getResult());
+    mma.erase();
+  }
 }
 
 /// Copies every invariant A into its buffer in front of `forOp` (one
@@ -431,11 +468,13 @@ static LogicalResult copyInvariants(scf::ForOp forOp,
   return success();
 }
 
-FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
-                                                   int64_t numStages) {
+FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
+    scf::ForOp forOp, int64_t numStages,
+    SmallVectorImpl<BlockArgument> *ringArrays) {
   SmallVector<StreamedB> streamed;
+  SmallVector<MmaOp> staged;
   if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed,
-                        /*sharedLoads=*/true) ||
+                        /*sharedLoads=*/true, &staged) ||
       !onlyStreamedUses(streamed))
     return false;
   // One ring per distinct load: a block read as B by several wgmmas (the
@@ -464,21 +503,37 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
     ringOf.push_back(ops.size());
     ops.push_back(std::move(o));
   }
+  // Per mma (the streamed ones, then the staged ones): its invariant A
+  // (-1: A stays in registers) and whether it reads A transposed.
   SmallVector<InvariantA> invariants;
-  SmallVector<int> invariantOf; // per streamed mma, -1: A stays in registers
-  for (StreamedB &s : streamed) {
-    std::optional<InvariantA> a = invariantA(s, forOp);
+  SmallVector<int> invariantOf;
+  SmallVector<bool> transposedOf;
+  SmallVector<MmaOp> mmas;
+  for (StreamedB &s : streamed)
+    mmas.push_back(s.mma);
+  mmas.append(staged.begin(), staged.end());
+  for (MmaOp mma : mmas) {
+    bool transposed = false;
+    std::optional<InvariantA> a = invariantA(mma, forOp, elemType, transposed);
     auto known = !a ? invariants.end()
                     : llvm::find_if(invariants, [&](const InvariantA &k) {
                         return k.op.load == a->op.load;
                       });
+    // One buffer, one layout: a block read both ways has 128-byte panels.
+    if (a && known != invariants.end() && known->op.swizzle != a->op.swizzle)
+      return false;
     invariantOf.push_back(!a ? -1
                           : known != invariants.end()
                               ? known - invariants.begin()
                               : invariants.size());
+    transposedOf.push_back(transposed);
     if (a && known == invariants.end())
       invariants.push_back(std::move(*a));
   }
+  // A staged mma reads A from shared memory.
+  if (llvm::any_of(ArrayRef<int>(invariantOf).drop_front(streamed.size()),
+                   [](int a) { return a < 0; }))
+    return false;
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
     bytes += o.rows * o.cols * storageBytes(elemType);
@@ -490,6 +545,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
   int64_t invariantBytes = 0;
   for (InvariantA &a : invariants)
     invariantBytes += a.op.rows * a.op.cols * storageBytes(elemType);
+  for (MmaOp mma : staged) // two slots each
+    invariantBytes += 2 * cast<RankedTensorType>(mma.getB().getType())
+                              .getNumElements() *
+                      storageBytes(elemType);
   int64_t automatic = ringStages(bytes);
   if (automatic < 3 &&
       3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
@@ -506,10 +565,17 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
                           bars)) ||
       failed(copyInvariants(forOp, invariants, invariantBar)))
     return failure();
-  for (auto [s, ring, a] : llvm::zip(streamed, ringOf, invariantOf))
+  for (auto [s, ring, a, transposed] :
+       llvm::zip(streamed, ringOf, invariantOf, transposedOf))
     replaceWithSharedMma(s.mma, forOp, stages,
                          a < 0 ? Value() : invariants[a].op.ring,
-                         ops[ring].ring, s.kMajor, /*inFlight=*/false);
+                         ops[ring].ring, s.kMajor, /*inFlight=*/false,
+                         transposed);
+  SmallVector<Value> stagedA;
+  for (int a : ArrayRef<int>(invariantOf).drop_front(streamed.size()))
+    stagedA.push_back(invariants[a].op.ring);
+  stageOperands(forOp, staged, stagedA,
+                ArrayRef<bool>(transposedOf).drop_front(streamed.size()));
   // The views and loads nothing reads any more (shared ones once all their
   // mmas are rewritten), the invariant A's included when unused.
   SmallVector<Operation *> extra;
@@ -519,5 +585,8 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp,
   }
   eraseStreamedViews(streamed, extra);
   closeTmaRing(forOp, bars, stages, invariantBar);
+  if (ringArrays)
+    for (TmaOperand &o : ops)
+      ringArrays->push_back(o.array);
   return true;
 }

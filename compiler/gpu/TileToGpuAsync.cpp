@@ -90,6 +90,64 @@ struct StageLayoutPattern : OpConversionPattern<tilegpu::StageLayoutOp> {
   }
 };
 
+/// Each thread's elements into the swizzled panels of the buffer (the
+/// chunk of row r, column c at c / 8 ^ r % 8 for 128-byte rows), as many
+/// contiguous ones per store as stay within a 16-byte chunk; then the
+/// fence that makes generic-proxy writes visible to wgmma, and a barrier
+/// (a named one of the role inside a warp-specialized region).
+struct StageOperandPattern : OpConversionPattern<tilegpu::StageOperandOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::StageOperandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    if (failed(layout))
+      return op.emitOpError("value has no layout; run tile-map-threads");
+    tilegpu::SharedBufferType buffer = op.getBuffer().getType();
+    Type elemType = type.getElementType();
+    int64_t eb = storageBytes(elemType), swizzle = buffer.getSwizzle();
+    int64_t rows = buffer.getRows();
+    int64_t v = std::min<int64_t>(getContiguity(*layout, 1), 16 / eb);
+    SmallVector<Value> elems = unpackVector(rewriter, loc, adaptor.getValue());
+    SmallVector<Value> thread = threadCoords(rewriter, loc, *layout);
+    Value base = adaptor.getBuffer();
+    for (int64_t r = 0; r < layout->getNumRegs(); r += v) {
+      SmallVector<int64_t, 4> reg = layout->regCoord(r);
+      Value row = arith::XOrIOp::create(rewriter, loc, thread[0],
+                                        constI32(rewriter, loc, reg[0]));
+      Value col = arith::XOrIOp::create(rewriter, loc, thread[1],
+                                        constI32(rewriter, loc, reg[1]));
+      // The chunk's offset, then the element's within it.
+      Value within = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemUIOp::create(rewriter, loc, col,
+                                 constI32(rewriter, loc, 16 / eb)),
+          constI32(rewriter, loc, eb));
+      Value offset = arith::AddIOp::create(
+          rewriter, loc,
+          swizzledOffset(rewriter, loc, row, col, rows, eb, swizzle), within);
+      Value addr = LLVM::GEPOp::create(rewriter, loc, base.getType(),
+                                       rewriter.getI8Type(), base,
+                                       ValueRange{offset});
+      ArrayRef<Value> chunk = ArrayRef<Value>(elems).slice(r, v);
+      Value value =
+          v == 1 ? chunk[0]
+                 : packVector(rewriter, loc, VectorType::get({v}, elemType),
+                              chunk);
+      LLVM::StoreOp::create(rewriter, loc, value, addr, v * eb);
+    }
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    barrier(rewriter, loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// 16-byte cp.async (zero-filled out of bounds) of each run of the block
 /// into the buffer, laid out as its type says (swizzled panels or padded
 /// rows): the thread copies the runs a tile.load of the block would give it.
@@ -243,7 +301,8 @@ void mlir::tile::populateTileGpuToNvvmPatterns(TypeConverter &converter,
   patterns.add<AllocPattern<tilegpu::AllocSharedOp>,
                AllocPattern<tilegpu::AllocMBarriersOp>, SlotPattern,
                AsyncCopyPattern, AsyncGroupPattern, AsyncWaitPattern,
-               WaitMmaPattern, StageLayoutPattern>(converter, ctx);
+               WaitMmaPattern, StageLayoutPattern, StageOperandPattern>(converter,
+                                                                 ctx);
   patterns.add<SharedMmaPattern>(converter, ctx, state);
   populateTileGpuTmaPatterns(converter, patterns);
 }

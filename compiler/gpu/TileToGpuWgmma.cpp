@@ -209,12 +209,19 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   // offset is unused when swizzled). B: N-major panels [k][64], one panel
   // (k x 128 bytes) to the next along N, 8 rows of k 1024 bytes apart.
   // A's panels are as wide as its swizzle: 64 f16 of K (128B), or 32 when
-  // K is 32 (64B rows, 8-row groups 512 bytes apart).
-  int64_t aSwizzle = warpgroupSwizzle(k * eb);
+  // K is 32 (64B rows, 8-row groups 512 bytes apart). A^T (a_transposed,
+  // 16-bit types): M-major panels [k][64] as B's, 64 rows of A per panel.
+  bool aMMajor = op.getATransposed();
+  int64_t aSwizzle = aMMajor ? 128 : warpgroupSwizzle(k * eb);
   int64_t aWidth = aSwizzle / eb;
-  Value aDesc = matrixDescriptor(
-      rewriter, loc, LLVM::PtrToIntOp::create(rewriter, loc, i32, aSlot), 16,
-      8 * aSwizzle, aSwizzle);
+  Value aAddr = LLVM::PtrToIntOp::create(rewriter, loc, i32, aSlot);
+  Value aDesc = aMMajor ? matrixDescriptor(rewriter, loc, aAddr, k * 128, 1024)
+                        : matrixDescriptor(rewriter, loc, aAddr, 16,
+                                           8 * aSwizzle, aSwizzle);
+  // The bytes from A's first row to row `row` (a multiple of 64).
+  auto aRowBytes = [&](int64_t row) {
+    return aMMajor ? row / 64 * k * 128 : row * aSwizzle;
+  };
   // fp8 B^T: K-major [n][k] panels as A's (n rows each).
   bool bKMajor = w->bKMajor;
   int64_t bSwizzle = bKMajor ? aSwizzle : 128, bWidth = bSwizzle / eb;
@@ -222,7 +229,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   Value bDesc = bKMajor ? matrixDescriptor(rewriter, loc, bAddr, 16,
                                            8 * bSwizzle, bSwizzle)
                         : matrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
-  // The warpgroup's first row: 64 rows of aSwizzle bytes per group.
+  // The warpgroup's first row: 64 rows per group.
   Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
                                        constI32(rewriter, loc, 4));
   aDesc = arith::AddIOp::create(
@@ -230,7 +237,7 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
       arith::ExtUIOp::create(
           rewriter, loc, rewriter.getI64Type(),
           arith::MulIOp::create(rewriter, loc, group,
-                                constI32(rewriter, loc, 64 * aSwizzle >> 4))));
+                                constI32(rewriter, loc, aRowBytes(64) >> 4))));
 
   // Accumulator registers per 64-row block, in wgmma's order d[4j + q].
   SmallVector<SmallVector<int64_t>> index =
@@ -263,20 +270,23 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   int64_t kStep = 32 / eb;
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
   for (int64_t kk = 0; kk < k; kk += kStep) {
-    // K step kk: panel kk / 64 of A, 32 bytes per 16 columns within it;
-    // rows kk.. of every B panel (K-major B: as A).
-    int64_t aK = kk / aWidth * m * aSwizzle + kk % aWidth * eb;
+    // K step kk: panel kk / 64 of A, 32 bytes per 16 columns within it
+    // (A^T: rows kk.. of its panels); rows kk.. of every B panel (K-major
+    // B: as A).
+    int64_t aK =
+        aMMajor ? kk * 128 : kk / aWidth * m * aSwizzle + kk % aWidth * eb;
     int64_t bK =
         bKMajor ? kk / bWidth * n * bSwizzle + kk % bWidth * eb : kk * 128;
     Value b = advance(rewriter, loc, bDesc, bK);
     for (int64_t i = 0; i < int64_t(blockAcc.size()); ++i) {
       Value a =
-          advance(rewriter, loc, aDesc, aK + 16 * numWarps * i * aSwizzle);
+          advance(rewriter, loc, aDesc, aK + aRowBytes(16 * numWarps * i));
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
           NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type, accWgmmaType,
           NVVM::WGMMAScaleOut::one, NVVM::WGMMAScaleIn::one,
-          NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+          NVVM::WGMMAScaleIn::one,
+          aMMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/NVVM::MMAIntOverflowAttr());
     }

@@ -122,7 +122,10 @@ RankedTensorType MmaOp::getATileType() {
   if (auto tile = dyn_cast<RankedTensorType>(getA().getType()))
     return tile;
   auto buffer = cast<SharedBufferType>(getA().getType());
-  return RankedTensorType::get(buffer.getShape(), buffer.getElementType());
+  SmallVector<int64_t> shape(buffer.getShape());
+  if (getATransposed())
+    std::swap(shape[0], shape[1]);
+  return RankedTensorType::get(shape, buffer.getElementType());
 }
 
 RankedTensorType MmaOp::getBTileType() {
@@ -151,10 +154,27 @@ LogicalResult StageLayoutOp::verify() {
   return success();
 }
 
+LogicalResult StageOperandOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  SharedBufferType buffer = getBuffer().getType();
+  if (failed(verifyOneSlot(*this, buffer, "buffer")))
+    return failure();
+  if (value.getRank() != 2 || buffer.getShape() != value.getShape() ||
+      buffer.getElementType() != value.getElementType() ||
+      buffer.getSwizzle() != 128)
+    return emitOpError("needs a 2-d value and a 128-byte swizzled buffer of "
+                       "its shape and element type");
+  return success();
+}
+
 LogicalResult MmaOp::verify() {
   if (auto a = getASharedBuffer())
     if (failed(verifyOneSlot(*this, a.getType(), "A")))
       return failure();
+  if (getATransposed() &&
+      (!getASharedBuffer() || !getTiling() || !getTiling()->isWarpgroup()))
+    return emitOpError() << "a_transposed needs A in shared memory and a "
+                            "warpgroup (wgmma) tiling";
   if (failed(verifyOneSlot(*this, getB().getType(), "B")))
     return failure();
   RankedTensorType a = getATileType(), b = getBTileType();

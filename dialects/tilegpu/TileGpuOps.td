@@ -261,13 +261,43 @@ def TileGpu_StageLayoutOp : TileGpu_Op<"stage_layout",
 // Tensor cores on shared operands
 //===----------------------------------------------------------------------===//
 
+def TileGpu_StageOperandOp : TileGpu_Op<"stage_operand",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a tile in registers written into a wgmma operand buffer";
+  let description = [{
+    Every thread writes its elements of `value` into the one-slot buffer
+    `buffer` (swizzled panels, as a TMA copy would fill it), fences them
+    for the tensor cores' asynchronous proxy, and waits at a barrier of the
+    threads that run it (the block, or its warp-specialized role): a
+    wgmma after it may read all of the tile, whichever warp wrote it. How
+    the backward's dS^T, computed one key row per thread group, becomes
+    the B of dQ^T = K^T dS^T, whose contraction runs over every key.
+
+    The barrier orders the writes before the reads only: the caller makes
+    sure no wgmma still reads the bytes being written (the pipeline gives
+    the buffer two slots and waits for each wgmma that reads one).
+
+    ```mlir
+    tilegpu.stage_operand %ds into %slot
+        : tensor<128x64xf16, #mma>, !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer);
+  let assemblyFormat = [{
+    $value `into` $buffer attr-dict `:` type($value) `,` qualified(type($buffer))
+  }];
+  let hasVerifier = 1;
+}
+
 def TileGpu_MmaOp : TileGpu_Op<"mma", [MemoryEffects<[MemRead]>,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "tile.mma whose operands are read from shared buffers";
   let description = [{
     `result = a @ b + acc` as `tile.mma`, with B (and A, unless A is a
-    tile in registers) read from one-slot shared buffers: A [m][k]; B
-    [k][n], or B^T [n][k] with `b_transposed`. On sm_90 with a warpgroup
+    tile in registers) read from one-slot shared buffers: A [m][k], or A^T
+    [k][m] with `a_transposed` (wgmma only: the M-major A of an operand
+    read transposed, as the backward's K^T); B [k][n], or B^T [n][k] with
+    `b_transposed`. On sm_90 with a warpgroup
     tiling this is wgmma with descriptors derived from the buffers' types;
     otherwise ldmatrix and mma.sync. `in_flight`: the wgmma may still run
     when the op returns, its result defined only after a `wait_mma` (or the
@@ -276,6 +306,7 @@ def TileGpu_MmaOp : TileGpu_Op<"mma", [MemoryEffects<[MemRead]>,
   let arguments = (ins AnyTypeOf<[AnyRankedTensor, TileGpu_SharedBuffer]>:$a,
                    TileGpu_SharedBuffer:$b, AnyRankedTensor:$acc,
                    UnitAttr:$b_transposed, UnitAttr:$in_flight,
+                   UnitAttr:$a_transposed,
                    UnitAttr:$fast_accumulation,
                    OptionalAttr<Tile_MmaTilingAttr>:$tiling);
   let results = (outs AnyRankedTensor:$result);

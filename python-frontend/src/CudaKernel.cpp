@@ -103,6 +103,7 @@ private:
     } catch (const rt::ArgError &e) {
       throw LaunchError{"kernel '" + name + "': " + e.what()};
     }
+    checkDisjoint(packed);
     // Tensor maps (TMA), after the other parameters: 64-byte-aligned
     // 128-byte values the driver copies at the launch.
     rt::TensorMapBytes inlineMaps[kInlineMaps];
@@ -218,11 +219,88 @@ private:
                         ") failed: " + driver.describe(result)};
   }
 
+  /// The bytes [lo, hi) array parameter `p` spans as packed (its data
+  /// pointer, extents, then element strides), empty when an extent is 0.
+  std::pair<uint64_t, uint64_t> span(const rt::PackedArgs &packed, size_t p,
+                                     int elemBytes) const {
+    size_t first = plan.firstSlot(p);
+    int rank = plan.signature()[p].rank;
+    int64_t lo = 0, hi = 0;
+    for (int d = 0; d < rank; ++d) {
+      int64_t extent = int64_t(packed.cellBits(first + 1 + d));
+      int64_t stride = int64_t(packed.cellBits(first + 1 + rank + d));
+      if (extent <= 0)
+        return {0, 0};
+      (stride < 0 ? lo : hi) += (extent - 1) * stride;
+    }
+    uint64_t base = packed.cellBits(first);
+    return {base + uint64_t(lo * elemBytes),
+            base + uint64_t((hi + 1) * elemBytes)};
+  }
+
+  /// The compiled kernel reads some arrays ahead of atomic updates of
+  /// others (DisjointArrays): refuses a launch where such a pair shares
+  /// memory, which the binary would read before the update it follows.
+  void checkDisjoint(const rt::PackedArgs &packed) const {
+    for (const mlir::tile::DisjointArrays &d : disjoint) {
+      auto [wLo, wHi] = span(packed, size_t(d.written), d.writtenBytes);
+      auto [rLo, rHi] = span(packed, size_t(d.read), d.readBytes);
+      if (wLo < wHi && rLo < rHi && wLo < rHi && rLo < wHi)
+        throw LaunchError{
+            "kernel '" + name + "': array parameter " +
+            std::to_string(d.written) + ", which it updates atomically in a "
+            "loop, shares memory with array parameter " +
+            std::to_string(d.read) + ", which that loop reads ahead of the "
+            "updates (a TMA ring); pass arrays that do not overlap"};
+    }
+  }
+
+public:
+  std::vector<mlir::tile::DisjointArrays> disjoint;
+
+private:
   static constexpr size_t kInlineMaps = 4;
   rt::ArgPlan plan;
   std::vector<rt::TensorMapParam> maps;
   rt::CudaModule module;
 };
+
+/// The cache entry attribute that lists the array pairs a kernel's
+/// launches must keep apart ("written:bytes:read:bytes" per line).
+constexpr const char *kDisjointAttr = "disjoint_arrays";
+
+std::string disjointText(const std::vector<mlir::tile::DisjointArrays> &pairs) {
+  std::string text;
+  for (const mlir::tile::DisjointArrays &d : pairs)
+    text += (text.empty() ? "" : "\n") + std::to_string(d.written) + ":" +
+            std::to_string(d.writtenBytes) + ":" + std::to_string(d.read) +
+            ":" + std::to_string(d.readBytes);
+  return text;
+}
+
+/// disjointText's pairs, checked against the signature; nullopt when the
+/// text is malformed or names a non-array parameter.
+std::optional<std::vector<mlir::tile::DisjointArrays>>
+parseDisjoint(std::string_view text, const rt::Signature &sig) {
+  std::vector<mlir::tile::DisjointArrays> pairs;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    std::string line(text.substr(0, end));
+    mlir::tile::DisjointArrays d;
+    char extra;
+    if (std::sscanf(line.c_str(), "%d:%d:%d:%d%c", &d.written, &d.writtenBytes,
+                    &d.read, &d.readBytes, &extra) != 4)
+      return std::nullopt;
+    for (auto [arg, bytes] :
+         {std::pair(d.written, d.writtenBytes), std::pair(d.read, d.readBytes)})
+      if (arg < 0 || size_t(arg) >= sig.size() ||
+          sig[size_t(arg)].kind != rt::Param::Array || bytes < 1 || bytes > 8)
+        return std::nullopt;
+    pairs.push_back(d);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return pairs;
+}
 
 /// The tensor maps of a compiled kernel as the runtime encodes them; a
 /// CompileError when one does not fit the signature (a compiler bug).
@@ -360,9 +438,17 @@ std::unique_ptr<Kernel> fromEntry(const rt::CacheEntry &entry,
       text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     }
   }
+  std::vector<mlir::tile::DisjointArrays> disjoint;
+  if (auto d = entry.attrs.find(kDisjointAttr); d != entry.attrs.end()) {
+    auto pairs = parseDisjoint(d->second, sig);
+    if (!pairs)
+      return nullptr; // recompiled
+    disjoint = std::move(*pairs);
+  }
   auto kernel = std::make_unique<CudaKernel>(
       entry.kernelName, target, entry.numWarps, entry.sharedMem, std::move(sig),
       entry.payload, std::move(maps));
+  kernel->disjoint = std::move(disjoint);
   kernel->stages = entry.stages;
   return kernel;
 }
@@ -435,6 +521,8 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
       text += (text.empty() ? "" : "\n") + m.str();
     entry.attrs[kTensorMapsAttr] = text;
   }
+  if (!binary->disjoint.empty())
+    entry.attrs[kDisjointAttr] = disjointText(binary->disjoint);
   entry.stages.assign(binary->stages.begin(), binary->stages.end());
   bool hasPtx = false;
   for (const auto &stage : entry.stages)
@@ -446,6 +534,7 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
   auto kernel = std::make_unique<CudaKernel>(
       binary->kernelName, opts.target, binary->numWarps, binary->sharedMem,
       std::move(sig), std::move(binary->cubin), std::move(maps));
+  kernel->disjoint = std::move(binary->disjoint);
   kernel->stages = std::move(entry.stages);
   return kernel;
 #else

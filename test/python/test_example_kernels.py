@@ -212,12 +212,14 @@ def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal, fused_dq
 
 
 @pytest.mark.numerics
+@pytest.mark.parametrize("fused_dq", [False, True])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
-def test_attention_backward_sm90_blocks(d, causal):
+def test_attention_backward_sm90_blocks(d, causal, fused_dq):
     """The blocks the bench and TileAttention take on sm_90 (sm90_blocks:
     128 queries a step in dK/dV at d 64), on a ragged length, against
-    float64; gradients poisoned."""
+    float64; gradients poisoned. fused_dq: attention_dkdvdq, whose dQ
+    product is dQ^T = K^T dS^T on sm_90 at d 128 (test_fused_backward)."""
     dev = FAB["Device"]()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
     rng = np.random.default_rng(d + causal)
@@ -227,7 +229,7 @@ def test_attention_backward_sm90_blocks(d, causal):
     out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, 64, 64)
     kv_blocks, q_blocks = FAB["sm90_blocks"](d)
     grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, 64, 64,
-                            dkdv_blocks=kv_blocks, dq_blocks=q_blocks)
+                            dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused_dq)
     wide = [x.astype(np.float64) for x in (q, k, v, dout)]
     tol = 3e-2 if dtype == np.float16 else 1e-4
     for g, want in zip(grads, FAB["reference_grads"](*wide, 1 / math.sqrt(d), causal)):

@@ -1,0 +1,105 @@
+// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=true warpgroup-mma=true" | FileCheck %s --check-prefix=TILED
+// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma | FileCheck %s
+
+// FlashAttention-2's dQ += dS K inside the dK/dV loop (the backward's
+// attention_dkdvdq), reduced to its two products: S^T = K Q^T (keys along
+// the rows), then dQ = dS K of 64 queries, added to an f32 array by relaxed
+// atomics.
+//
+// tile-tiling: 64 rows cannot give each of two warpgroups 64, so dQ is
+// computed as dQ^T = K^T dS^T (128 rows of the head dimension), a
+// warpgroup mma, and the atomic update takes dQ^T with transposed indices
+// (built transposed: no conversion of the wgmma layout).
+// TILED-LABEL: func.func @dq
+// TILED: %[[KT:.*]] = tile.permute %{{.*}}, [1, 0] : tensor<128x128xf16> -> tensor<128x128xf16>
+// TILED: scf.for
+// TILED: tile.mma {{.*}} instr = [64, 64, 16]
+// TILED: %[[DQT:.*]] = tile.mma %[[KT]], %{{.*}}, %{{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 64], instr = [64, 64, 16]}>} : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+// TILED-NOT: tile.permute %[[DQT]]
+// TILED: tile.atomic_rmw add %{{.*}}, %[[DQT]] {{.*}} tensor<128x64xf32>
+//
+// tile-pipeline-mma: Q streams through a TMA ring; K is copied once and
+// read both K-major (as S^T's A) and M-major (as dQ^T's A, a_transposed);
+// dS^T is written into a two-slot swizzled buffer every iteration
+// (stage_operand) for dQ^T's B. The ring reads Q ahead of the atomic
+// updates of dQ: the kernel records that the two may not overlap.
+// CHECK-LABEL: func.func @dq
+// CHECK-SAME: tile.disjoint_arrays = array<i32: 2, 1>
+// CHECK: %[[K:.*]] = tilegpu.alloc_shared : !tilegpu.shared<128x128xf16, slots = 1, swizzle = 128>
+// CHECK: %[[STAGE:.*]] = tilegpu.alloc_shared : !tilegpu.shared<128x64xf16, slots = 2, swizzle = 128>
+// CHECK: scf.for
+// CHECK: tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} {b_transposed,
+// CHECK: %[[SLOT:.*]] = tilegpu.slot %[[STAGE]][%{{.*}}]
+// CHECK-NEXT: tilegpu.stage_operand %{{.*}} into %[[SLOT]]
+// CHECK: %[[KA:.*]] = tilegpu.slot %[[K]]
+// CHECK-NEXT: tilegpu.mma %[[KA]], %[[SLOT]], %{{.*}} {a_transposed,
+// CHECK: tile.atomic_rmw add
+func.func @dq(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+              %Q: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+              %ACC: !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>,
+              %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %bh = tile.bid 1
+  %kb = tile.bid 0
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x128xf32>
+  %k3 = tile.load %K[%bh, %kb, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x128xf16>
+  %k = tile.reshape %k3 : tensor<1x128x128xf16> -> tensor<128x128xf16>
+  %dims = tile.iota : tensor<128xi32>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %q3 = tile.load %Q[%bh, %i, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x64x128xf16>
+    %q = tile.reshape %q3 : tensor<1x64x128xf16> -> tensor<64x128xf16>
+    %qt = tile.permute %q, [1, 0] : tensor<64x128xf16> -> tensor<128x64xf16>
+    %st = tile.mma %k, %qt, %zs : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    %ds = arith.truncf %st : tensor<128x64xf32> to tensor<128x64xf16>
+    %dst = tile.permute %ds, [1, 0] : tensor<128x64xf16> -> tensor<64x128xf16>
+    %dq = tile.mma %dst, %k, %zq : tensor<64x128xf16>, tensor<128x128xf16> -> tensor<64x128xf32>
+    %first = arith.muli %i, %c64 : i32
+    %iota = tile.iota : tensor<64xi32>
+    %base = tile.splat %first : tensor<64xi32>
+    %rows = arith.addi %base, %iota : tensor<64xi32>
+    %r2 = tile.expand_dims %rows, 1 : tensor<64xi32> -> tensor<64x1xi32>
+    %c2 = tile.expand_dims %dims, 0 : tensor<128xi32> -> tensor<1x128xi32>
+    %h = tile.splat %bh : tensor<64x128xi32>
+    %r = tile.broadcast %r2 : tensor<64x1xi32> -> tensor<64x128xi32>
+    %c = tile.broadcast %c2 : tensor<1x128xi32> -> tensor<64x128xi32>
+    %old = tile.atomic_rmw add %ACC[%h, %r, %c], %dq {memory_order = #tile.memory_order<relaxed>, memory_scope = #tile.memory_scope<device>} : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>[tensor<64x128xi32>, tensor<64x128xi32>, tensor<64x128xi32>], tensor<64x128xf32>
+  }
+  return
+}
+
+// -----
+
+// The same loop with a plain store of dQ instead: the ring would read ahead
+// of a write, so nothing is pipelined (and no ring is recorded).
+// CHECK-LABEL: func.func @dq_store
+// CHECK-NOT: tile.disjoint_arrays
+// CHECK-NOT: tilegpu.stage_operand
+// CHECK: return
+func.func @dq_store(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                    %Q: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                    %ACC: !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>,
+                    %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bh = tile.bid 1
+  %kb = tile.bid 0
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x128xf32>
+  %k3 = tile.load %K[%bh, %kb, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x128xf16>
+  %k = tile.reshape %k3 : tensor<1x128x128xf16> -> tensor<128x128xf16>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %q3 = tile.load %Q[%bh, %i, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x64x128xf16>
+    %q = tile.reshape %q3 : tensor<1x64x128xf16> -> tensor<64x128xf16>
+    %qt = tile.permute %q, [1, 0] : tensor<64x128xf16> -> tensor<128x64xf16>
+    %st = tile.mma %k, %qt, %zs : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    %ds = arith.truncf %st : tensor<128x64xf32> to tensor<128x64xf16>
+    %dst = tile.permute %ds, [1, 0] : tensor<128x64xf16> -> tensor<64x128xf16>
+    %dq = tile.mma %dst, %k, %zq : tensor<64x128xf16>, tensor<128x128xf16> -> tensor<64x128xf32>
+    %dq3 = tile.reshape %dq : tensor<64x128xf32> -> tensor<1x64x128xf32>
+    tile.store %ACC[%bh, %i, %c0], %dq3 : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>, tensor<1x64x128xf32>
+  }
+  return
+}

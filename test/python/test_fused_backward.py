@@ -1,0 +1,125 @@
+"""The attention backward's five products in one kernel on sm_90 (issue 19):
+attention_dkdvdq of examples/flash_attention_backward.py, whose dQ = dS K
+of 64 queries tile-tiling computes as dQ^T = K^T dS^T (a warpgroup mma over
+the head dimension's 128 rows), with dS^T written into a swizzled shared
+buffer every iteration (tilegpu.stage_operand) and K read M-major from the
+block TMA copied once. The dQ atomics let Q and dO stream through a TMA
+ring: the runtime refuses launches where the atomically updated array
+shares memory with one the ring reads.
+
+Without a GPU: the pipelined IR and the PTX (ptxas only). With one: the
+gradients against float64 (test_example_kernels' sm90 blocks cover the
+numbers too) and the refused overlap."""
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+
+from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
+from test_tma import _ptxas_info, needs_sm90
+from tilehelp import Device, assert_close
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "examples", "flash_attention_backward.py")
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return Device()
+
+
+def _example():
+    sys.path.insert(0, os.path.dirname(EXAMPLE))
+    import flash_attention_backward
+    return flash_attention_backward
+SIG = ("f16[128,4096,128], f16[128,4096,128], f16[128,4096,128], f16[128,4096,128], "
+       "f32[128,4096], f32[128,4096], f16[128,4096,128], f16[128,4096,128], "
+       "f32[128,4096,128], i32, f32")
+
+
+def _fused_stages(tmp_path, causal=False):
+    run_tilec([EXAMPLE + "::attention_dkdvdq", "--args", SIG, "-D", "BM=64", "-D", "BN=128",
+               "-D", "D=128", "-D", f"CAUSAL={causal}", "--target", "sm_90", "--emit", "all",
+               "-o", str(tmp_path / "out")], tmp_path)
+    read = lambda stage: (tmp_path / "out" / f"attention_dkdvdq.{stage}").read_text()  # noqa: E731
+    return read("pipelined.mlir"), read("ptx.ptx")
+
+
+@needs_sm90
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_backward_products_are_warpgroup_mmas(tmp_path, causal):
+    """Every product of the fused kernel is a wgmma (before: dQ's product
+    kept the whole loop on mma.sync, 255 registers and 2 KB of spills): per
+    iteration S^T, dP^T (m64n64k16, K = 128) and dQ^T (m64n64k16, K = 128
+    keys), dV, dK (m64n128k16, K = 64 queries); Q and dO through a TMA ring
+    filled by a producer warpgroup; the kernel records that dQ's array and
+    the ring's may not overlap."""
+    pipelined, ptx = _fused_stages(tmp_path, causal)
+    assert "tilegpu.stage_operand" in pipelined
+    assert re.search(r"tilegpu.mma .*\{a_transposed", pipelined)
+    # dq_acc (argument 8) against Q (0) and dO (3), the ring's arrays.
+    assert re.search(r"tile.disjoint_arrays = array<i32: 8, 0, 8, 3>", pipelined)
+    assert "tilegpu.warp_specialized" in pipelined
+    shapes = re.findall(r"wgmma.mma_async.sync.aligned.(m64n\d+k16)", ptx)
+    assert shapes.count("m64n64k16") == 3 * 8 and shapes.count("m64n128k16") == 2 * 4
+    assert "mma.sync" not in ptx
+    assert "fence.proxy.async.shared::cta" in ptx
+    assert "cp.async.bulk.tensor" in ptx
+    report = _ptxas_info(tmp_path, ptx, "dkdvdq")
+    used = int(re.search(r"Used (\d+) registers", report).group(1))
+    assert used <= 168, report
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_backward_refuses_overlapping_arrays(dev, causal):
+    """dQ's f32 array laid over Q's memory: the ring would read Q ahead of
+    the atomic updates, so the launch is refused with both parameters
+    named; the same arrays apart launch."""
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the TMA ring of the fused backward is sm_90 only")
+    fab = _example()
+    bh, seq, d = 2, 256, 128
+    gen = torch.Generator().manual_seed(7)
+    storage = torch.zeros(bh * seq * d * 4, dtype=torch.uint8, device="cuda")
+    q = storage[: bh * seq * d * 2].view(torch.float16).view(bh, seq, d)
+    q.copy_(torch.randn(bh, seq, d, generator=gen).half())
+    k, v, dout = (torch.randn(bh, seq, d, generator=gen).half().cuda() for _ in range(3))
+    lse, delta = (torch.zeros(bh, seq, device="cuda") for _ in range(2))
+    dk, dv = (torch.empty(bh, seq, d, dtype=torch.float16, device="cuda") for _ in range(2))
+    overlapping = storage.view(torch.float32).view(bh, seq, d)
+    apart = torch.zeros(bh, seq, d, device="cuda")
+    kernel = fab.attention_dkdvdq[(seq // 128, bh)]
+    args = dict(BM=64, BN=128, D=d, CAUSAL=causal)
+    with pytest.raises(Exception, match="shares memory with array parameter 0"):
+        kernel(q, k, v, dout, lse, delta, dk, dv, overlapping, seq, d ** -0.5, **args)
+    kernel(q, k, v, dout, lse, delta, dk, dv, apart, seq, d ** -0.5, **args)
+    torch.cuda.synchronize()
+    assert torch.isfinite(apart).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("seq", [256, 333])
+def test_fused_backward_matches_float64(dev, seq, causal):
+    """The fused backward at the bench's D 128 blocks (64 queries a step,
+    128 keys a program), ragged lengths included, gradients poisoned,
+    against float64 NumPy."""
+    torch = dev.torch
+    fab = _example()
+    bh, d = 2, 128
+    rng = np.random.default_rng(seq + causal)
+    q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
+    tdev = fab._TorchDevice()
+    qt, kt, vt, dot = (torch.tensor(x, device="cuda") for x in (q, k, v, dout))
+    out, lse = fab.forward(tdev, qt, kt, vt, causal, 64, 64)
+    kv_blocks, _ = fab.sm90_blocks(d)
+    grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
+                         dkdv_blocks=kv_blocks, fused_dq=True)
+    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+    for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
+        assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
