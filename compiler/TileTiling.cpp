@@ -302,23 +302,36 @@ bool mlir::tile::streamsKMajor(MmaOp op, LoadOp *aLoad, LoadOp *bLoad,
   return true;
 }
 
-/// Whether mma `op` of `loop`'s body reads B from registers the body
-/// computes (the backward's dS^T) and A from a block loaded in front of the
-/// loop, possibly transposed (K^T): tile-pipeline-mma writes B into a
-/// shared buffer every iteration (tilegpu.stage_operand) and has TMA copy A
-/// once.
-bool mlir::tile::stagesOperandB(MmaOp op, scf::ForOp loop) {
+/// Whether `v` is computed in `body` from registers: defined there, and
+/// not a view of a block loaded there.
+static bool computedIn(Value v, Block *body) {
+  Operation *def = v.getDefiningOp();
+  return def && def->getBlock() == body &&
+         !findLoadThroughView(v, body, nullptr, nullptr, /*sharedViews=*/true);
+}
+
+StagedOperand mlir::tile::stagedOperand(MmaOp op, scf::ForOp loop) {
   Block *body = loop.getBody();
-  Operation *def = op.getB().getDefiningOp();
-  if (!def || def->getBlock() != body ||
-      findLoadThroughView(op.getB(), body, nullptr, nullptr,
-                          /*sharedViews=*/true))
-    return false;
-  LoadOp aLoad = findLoadThroughView(op.getA(), loop->getBlock(), nullptr,
-                                     nullptr, /*sharedViews=*/true);
-  return aLoad &&
-         copiesWholeRows(
-             aLoad, cast<RankedTensorType>(aLoad.getType()).getRank() == 2);
+  auto wholeRows = [](LoadOp load) {
+    return load &&
+           copiesWholeRows(
+               load, cast<RankedTensorType>(load.getType()).getRank() == 2);
+  };
+  if (computedIn(op.getB(), body)) {
+    LoadOp aLoad = findLoadThroughView(op.getA(), loop->getBlock(), nullptr,
+                                       nullptr, /*sharedViews=*/true);
+    return wholeRows(aLoad) ? StagedOperand::B : StagedOperand::None;
+  }
+  auto permute = op.getA().getDefiningOp<PermuteOp>();
+  if (!permute || permute->getBlock() != body ||
+      permute.getPerm() != ArrayRef<int64_t>{1, 0} ||
+      !computedIn(permute.getSrc(), body))
+    return StagedOperand::None;
+  bool transposed = false;
+  LoadOp bLoad = findLoadThroughView(op.getB(), loop->getBlock(), nullptr,
+                                     &transposed, /*sharedViews=*/true);
+  return wholeRows(bLoad) && !transposed ? StagedOperand::A
+                                         : StagedOperand::None;
 }
 
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
@@ -354,8 +367,10 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   // result of the chained mma (P).
   auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
   MLIRContext *ctx = op.getContext();
-  // B staged from registers: 128-byte swizzled panels of 16-bit elements.
-  if (loop && !chained && !isFp8(in) && stagesOperandB(op, loop))
+  // An operand staged from registers: 128-byte swizzled panels of 16-bit
+  // elements.
+  if (loop && !chained && !isFp8(in) &&
+      stagedOperand(op, loop) != StagedOperand::None)
     return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
                               {64, n, 16});
   LoadOp bLoad = findLoadThroughView(op.getB(), op->getBlock(), nullptr,

@@ -71,11 +71,15 @@ bool streamsKMajor(MmaOp op, LoadOp *aLoad = nullptr, LoadOp *bLoad = nullptr,
                    SmallVectorImpl<Operation *> *aChain = nullptr,
                    SmallVectorImpl<Operation *> *bChain = nullptr);
 
-/// Whether mma `op` of `loop`'s body reads B from registers the body
-/// computes (the backward's dS^T) and A from a block loaded in front of the
-/// loop, possibly transposed (K^T): tile-pipeline-mma then writes B into a
-/// shared buffer every iteration and has TMA copy A once.
-bool stagesOperandB(MmaOp op, scf::ForOp loop);
+/// Which operand of mma `op` of `loop`'s body the body computes in
+/// registers while the other is a block loaded in front of the loop: B
+/// (dS^T in the backward's dQ^T = K^T dS^T, A possibly a transposed block),
+/// or A (dS = transpose(dS^T) in dQ = dS K, B a row-major [k][n] block).
+/// tile-pipeline-mma writes that operand into a shared buffer every
+/// iteration (an A as A^T: its M-major form) and has TMA copy the other
+/// once.
+enum class StagedOperand { None, A, B };
+StagedOperand stagedOperand(MmaOp op, scf::ForOp loop);
 
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.

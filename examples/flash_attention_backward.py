@@ -140,10 +140,11 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 # into an f32 dQ with relaxed atomics (no value is read back, and no
 # ordering is needed until the kernel ends). The separate attention_dq
 # recomputes S and dP (two more products) to give each dQ block one writer.
-# On sm_90 with 64 queries a step (d 128) every product is a wgmma: the
+# On sm_90 every product is a wgmma: with 64 queries a step (d 128) the
 # compiler computes dQ^T = K^T dS^T (128 rows of the head dimension), dS^T
 # written into shared memory each iteration, K read transposed from its
-# one copy; Q and dO still stream through the TMA ring, which may read
+# one copy; with 128 (d 64) dQ = dS K as written, dS^T in shared memory as
+# A's M-major form. Q and dO still stream through the TMA ring, which may read
 # ahead of the atomics because launches with dq_acc overlapping Q or dO are
 # refused. Not yet measured on the H200: the bench times it beside the two
 # kernels (bench.py `attention-bwd`, row tile-fused-dq); TileAttention

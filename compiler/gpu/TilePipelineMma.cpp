@@ -452,7 +452,7 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
       return false;
     MmaTilingAttr tiling = mma.getTilingAttr();
     if (staged && tiling && tiling.isWarpgroup() &&
-        stagesOperandB(mma, forOp)) {
+        stagedOperand(mma, forOp) != StagedOperand::None) {
       staged->push_back(mma);
       continue;
     }

@@ -81,8 +81,8 @@ struct StreamedB {
 /// the body (16-byte copies with `in16Bytes`); one entry per mma in `out`.
 /// `sharedLoads`: a load several mmas read (through views of their own or
 /// shared ones) is one entry per mma; the caller gives them one ring.
-/// `staged`: the mmas whose B the body computes in registers
-/// (stagesOperandB) go there instead of failing the loop.
+/// `staged`: the mmas with an operand the body computes in registers
+/// (stagedOperand) go there instead of failing the loop.
 bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
                       SmallVectorImpl<StreamedB> &out,
                       bool sharedLoads = false,

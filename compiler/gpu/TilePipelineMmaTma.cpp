@@ -376,18 +376,22 @@ struct InvariantA {
   SmallVector<Operation *> views;
 };
 
-/// The invariant A of `mma`, if TMA can fill a wgmma's A buffer from it:
-/// nothing between the load and the loop writes memory (the copy is issued
-/// right before the loop). `transposed`: the mma reads the block's
-/// transpose (an M-major A, in 128-byte panels of the block's rows).
+/// The invariant operand of `mma` (its A, or the B of a staged A), if TMA
+/// can fill a wgmma's buffer from it: nothing between the load and the
+/// loop writes memory (the copy is issued right before the loop).
+/// `transposed`: the mma reads the block's transpose (an M-major A, in
+/// 128-byte panels of the block's rows). A B is read N-major: [k][n]
+/// rows in 128-byte panels.
 static std::optional<InvariantA> invariantA(MmaOp mma, scf::ForOp forOp,
-                                            Type elemType, bool &transposed) {
+                                            Type elemType, bool &transposed,
+                                            bool ofB = false) {
   InvariantA a;
   transposed = false;
-  a.op.load = findLoadThroughView(mma.getA(), forOp->getBlock(), &a.views,
+  Value operand = ofB ? mma.getB() : mma.getA();
+  a.op.load = findLoadThroughView(operand, forOp->getBlock(), &a.views,
                                   &transposed, /*sharedViews=*/true);
   if (!a.op.load || !tmaLoadable(a.op.load) ||
-      a.op.load.getType().getElementType() != elemType)
+      a.op.load.getType().getElementType() != elemType || (ofB && transposed))
     return std::nullopt;
   for (Operation *op = a.op.load->getNextNode(); op != forOp;
        op = op->getNextNode())
@@ -396,43 +400,58 @@ static std::optional<InvariantA> invariantA(MmaOp mma, scf::ForOp forOp,
   a.op.array = tmaArray(a.op.load);
   auto aType = cast<RankedTensorType>(mma.getA().getType());
   int64_t eb = storageBytes(aType.getElementType());
-  int64_t swizzle =
-      transposed ? 128 : warpgroupSwizzle(aType.getDimSize(1) * eb);
+  int64_t swizzle = transposed || ofB
+                        ? 128
+                        : warpgroupSwizzle(aType.getDimSize(1) * eb);
   if (!a.op.array || !fitsTma(a.op, forOp, swizzle))
     return std::nullopt;
   return a;
 }
 
-/// Each staged mma (B computed in registers, stagesOperandB) as a
-/// tilegpu.mma reading B from a two-slot buffer it is written into every
-/// iteration: the slot a wgmma of the iteration before may still read is
-/// the other one, and every thread waited for that wgmma before the
-/// barrier of this iteration's stage_operand.
+/// The register tile a staged mma writes into shared memory: B, or the
+/// A^T an A is the transpose of (stagedOperand).
+static Value stagedTile(MmaOp mma, scf::ForOp forOp) {
+  if (stagedOperand(mma, forOp) == StagedOperand::B)
+    return mma.getB();
+  return mma.getA().getDefiningOp<PermuteOp>().getSrc();
+}
+
+/// Each staged mma as a tilegpu.mma reading its staged operand from a
+/// two-slot buffer it is written into every iteration (an A as A^T,
+/// M-major), the other from the invariant block's buffer `other`: the
+/// slot a wgmma of the iteration before may still read is the other one,
+/// and every thread waited for that wgmma before the barrier of this
+/// iteration's stage_operand.
 static void stageOperands(scf::ForOp forOp, ArrayRef<MmaOp> staged,
-                          ArrayRef<Value> aBuffers, ArrayRef<bool> aTransposed) {
-  for (auto [op, aBuffer, transposed] :
-       llvm::zip(staged, aBuffers, aTransposed)) {
+                          ArrayRef<Value> others, ArrayRef<bool> transposedOf) {
+  for (auto [op, other, transposed] : llvm::zip(staged, others, transposedOf)) {
     MmaOp mma = op;
-    auto bType = cast<RankedTensorType>(mma.getB().getType());
+    bool stagesA = stagedOperand(mma, forOp) == StagedOperand::A;
+    Value tile = stagedTile(mma, forOp);
+    auto type = cast<RankedTensorType>(tile.getType());
     Value buffer =
-        allocRing(forOp, bType.getDimSize(0), bType.getDimSize(1),
-                  bType.getElementType(), /*stages=*/2, /*swizzle=*/128, 0);
+        allocRing(forOp, type.getDimSize(0), type.getDimSize(1),
+                  type.getElementType(), /*stages=*/2, /*swizzle=*/128, 0);
     OpBuilder b(mma);
     Location loc = mma.getLoc();
     auto one = cast<tilegpu::SharedBufferType>(buffer.getType()).withSlots(1);
     Value slot = tilegpu::SlotOp::create(
         b, loc, one, buffer,
         ringSlotAt(b, loc, forOp, forOp.getInductionVar(), 0, 2));
-    tilegpu::StageOperandOp::create(b, loc, mma.getB(), slot);
-    auto aType = cast<tilegpu::SharedBufferType>(aBuffer.getType());
-    Value a = tilegpu::SlotOp::create(b, loc, aType.withSlots(1), aBuffer,
-                                      constI32(b, loc, 0));
+    tilegpu::StageOperandOp::create(b, loc, tile, slot);
+    auto otherType = cast<tilegpu::SharedBufferType>(other.getType());
+    Value fixed = tilegpu::SlotOp::create(b, loc, otherType.withSlots(1), other,
+                                          constI32(b, loc, 0));
     auto shared = tilegpu::MmaOp::create(
-        b, loc, mma.getType(), a, slot, mma.getAcc(), /*bTransposed=*/false,
-        /*inFlight=*/false, transposed, mma.getFastAccumulation(),
+        b, loc, mma.getType(), stagesA ? slot : fixed, stagesA ? fixed : slot,
+        mma.getAcc(), /*bTransposed=*/false, /*inFlight=*/false,
+        /*aTransposed=*/stagesA || transposed, mma.getFastAccumulation(),
         mma.getTilingAttr());
+    Operation *view = stagesA ? mma.getA().getDefiningOp() : nullptr;
     mma.getResult().replaceAllUsesWith(shared.getResult());
     mma.erase();
+    if (view && view->use_empty())
+      view->erase();
   }
 }
 
@@ -512,9 +531,12 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
   for (StreamedB &s : streamed)
     mmas.push_back(s.mma);
   mmas.append(staged.begin(), staged.end());
-  for (MmaOp mma : mmas) {
+  for (auto [index, mma] : llvm::enumerate(mmas)) {
     bool transposed = false;
-    std::optional<InvariantA> a = invariantA(mma, forOp, elemType, transposed);
+    bool ofB = index >= streamed.size() &&
+               stagedOperand(mma, forOp) == StagedOperand::A;
+    std::optional<InvariantA> a =
+        invariantA(mma, forOp, elemType, transposed, ofB);
     auto known = !a ? invariants.end()
                     : llvm::find_if(invariants, [&](const InvariantA &k) {
                         return k.op.load == a->op.load;
@@ -530,7 +552,7 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
     if (a && known == invariants.end())
       invariants.push_back(std::move(*a));
   }
-  // A staged mma reads A from shared memory.
+  // A staged mma reads its other operand from shared memory.
   if (llvm::any_of(ArrayRef<int>(invariantOf).drop_front(streamed.size()),
                    [](int a) { return a < 0; }))
     return false;
@@ -546,9 +568,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
   for (InvariantA &a : invariants)
     invariantBytes += a.op.rows * a.op.cols * storageBytes(elemType);
   for (MmaOp mma : staged) // two slots each
-    invariantBytes += 2 * cast<RankedTensorType>(mma.getB().getType())
-                              .getNumElements() *
-                      storageBytes(elemType);
+    invariantBytes +=
+        2 * cast<RankedTensorType>(stagedTile(mma, forOp).getType())
+                .getNumElements() *
+        storageBytes(elemType);
   int64_t automatic = ringStages(bytes);
   if (automatic < 3 &&
       3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
@@ -571,10 +594,10 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
                          a < 0 ? Value() : invariants[a].op.ring,
                          ops[ring].ring, s.kMajor, /*inFlight=*/false,
                          transposed);
-  SmallVector<Value> stagedA;
+  SmallVector<Value> others;
   for (int a : ArrayRef<int>(invariantOf).drop_front(streamed.size()))
-    stagedA.push_back(invariants[a].op.ring);
-  stageOperands(forOp, staged, stagedA,
+    others.push_back(invariants[a].op.ring);
+  stageOperands(forOp, staged, others,
                 ArrayRef<bool>(transposedOf).drop_front(streamed.size()));
   // The views and loads nothing reads any more (shared ones once all their
   // mmas are rewritten), the invariant A's included when unused.

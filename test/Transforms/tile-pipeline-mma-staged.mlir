@@ -103,3 +103,55 @@ func.func @dq_store(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, 
   }
   return
 }
+
+// -----
+
+// With 128 queries a step (the backward's blocks at head dim 64) dQ = dS K
+// is a warpgroup mma as written: A = transpose(dS^T) is staged as dS^T
+// itself, the M-major form of A (a_transposed), and K is read N-major as
+// B from its one copy.
+// TILED-LABEL: func.func @dq_rows128
+// TILED: tile.mma {{.*}} instr = [64, 64, 16]}>} : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+// CHECK-LABEL: func.func @dq_rows128
+// CHECK-SAME: tile.disjoint_arrays = array<i32: 2, 1>
+// CHECK: %[[K:.*]] = tilegpu.alloc_shared : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
+// CHECK: %[[STAGE:.*]] = tilegpu.alloc_shared : !tilegpu.shared<128x128xf16, slots = 2, swizzle = 128>
+// CHECK: %[[SLOT:.*]] = tilegpu.slot %[[STAGE]][%{{.*}}]
+// CHECK-NEXT: tilegpu.stage_operand %{{.*}} into %[[SLOT]] : tensor<128x128xf16
+// CHECK: %[[KB:.*]] = tilegpu.slot %[[K]]
+// CHECK-NEXT: tilegpu.mma %[[SLOT]], %[[KB]], %{{.*}} {a_transposed,
+func.func @dq_rows128(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                      %Q: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                      %ACC: !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>,
+                      %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c128 = arith.constant 128 : i32
+  %bh = tile.bid 1
+  %kb = tile.bid 0
+  %zs = arith.constant dense<0.0> : tensor<128x128xf32>
+  %zq = arith.constant dense<0.0> : tensor<128x64xf32>
+  %k3 = tile.load %K[%bh, %kb, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x64xf16>
+  %k = tile.reshape %k3 : tensor<1x128x64xf16> -> tensor<128x64xf16>
+  %dims = tile.iota : tensor<64xi32>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %q3 = tile.load %Q[%bh, %i, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x64xf16>
+    %q = tile.reshape %q3 : tensor<1x128x64xf16> -> tensor<128x64xf16>
+    %qt = tile.permute %q, [1, 0] : tensor<128x64xf16> -> tensor<64x128xf16>
+    %st = tile.mma %k, %qt, %zs : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+    %ds = arith.truncf %st : tensor<128x128xf32> to tensor<128x128xf16>
+    %dst = tile.permute %ds, [1, 0] : tensor<128x128xf16> -> tensor<128x128xf16>
+    %dq = tile.mma %dst, %k, %zq : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    %first = arith.muli %i, %c128 : i32
+    %iota = tile.iota : tensor<128xi32>
+    %base = tile.splat %first : tensor<128xi32>
+    %rows = arith.addi %base, %iota : tensor<128xi32>
+    %r2 = tile.expand_dims %rows, 1 : tensor<128xi32> -> tensor<128x1xi32>
+    %c2 = tile.expand_dims %dims, 0 : tensor<64xi32> -> tensor<1x64xi32>
+    %h = tile.splat %bh : tensor<128x64xi32>
+    %r = tile.broadcast %r2 : tensor<128x1xi32> -> tensor<128x64xi32>
+    %c = tile.broadcast %c2 : tensor<1x64xi32> -> tensor<128x64xi32>
+    %old = tile.atomic_rmw add %ACC[%h, %r, %c], %dq {memory_order = #tile.memory_order<relaxed>, memory_scope = #tile.memory_scope<device>} : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>[tensor<128x64xi32>, tensor<128x64xi32>, tensor<128x64xi32>], tensor<128x64xf32>
+  }
+  return
+}

@@ -35,36 +35,44 @@ def _example():
     sys.path.insert(0, os.path.dirname(EXAMPLE))
     import flash_attention_backward
     return flash_attention_backward
-SIG = ("f16[128,4096,128], f16[128,4096,128], f16[128,4096,128], f16[128,4096,128], "
-       "f32[128,4096], f32[128,4096], f16[128,4096,128], f16[128,4096,128], "
-       "f32[128,4096,128], i32, f32")
+def _sig(d):
+    blocks = f"f16[128,4096,{d}]"
+    return ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks] * 2 +
+                     [f"f32[128,4096,{d}]", "i32", "f32"])
 
 
-def _fused_stages(tmp_path, causal=False):
-    run_tilec([EXAMPLE + "::attention_dkdvdq", "--args", SIG, "-D", "BM=64", "-D", "BN=128",
-               "-D", "D=128", "-D", f"CAUSAL={causal}", "--target", "sm_90", "--emit", "all",
-               "-o", str(tmp_path / "out")], tmp_path)
+def _fused_stages(tmp_path, d, causal):
+    bm = 64 if d == 128 else 128  # sm90_blocks: 64 queries a step at d 128
+    run_tilec([EXAMPLE + "::attention_dkdvdq", "--args", _sig(d), "-D", f"BM={bm}", "-D",
+               "BN=128", "-D", f"D={d}", "-D", f"CAUSAL={causal}", "--target", "sm_90",
+               "--emit", "all", "-o", str(tmp_path / "out")], tmp_path)
     read = lambda stage: (tmp_path / "out" / f"attention_dkdvdq.{stage}").read_text()  # noqa: E731
     return read("pipelined.mlir"), read("ptx.ptx")
 
 
 @needs_sm90
 @pytest.mark.parametrize("causal", [False, True])
-def test_fused_backward_products_are_warpgroup_mmas(tmp_path, causal):
+@pytest.mark.parametrize("d", [64, 128])
+def test_fused_backward_products_are_warpgroup_mmas(tmp_path, d, causal):
     """Every product of the fused kernel is a wgmma (before: dQ's product
-    kept the whole loop on mma.sync, 255 registers and 2 KB of spills): per
-    iteration S^T, dP^T (m64n64k16, K = 128) and dQ^T (m64n64k16, K = 128
-    keys), dV, dK (m64n128k16, K = 64 queries); Q and dO through a TMA ring
-    filled by a producer warpgroup; the kernel records that dQ's array and
-    the ring's may not overlap."""
-    pipelined, ptx = _fused_stages(tmp_path, causal)
+    kept the whole loop on mma.sync, 255 registers and 2 KB of spills).
+    d 128, 64 queries a step: S^T, dP^T (m64n64k16, K = 128) and dQ^T =
+    K^T dS^T (m64n64k16, K = 128 keys), dV, dK (m64n128k16, K = 64). d 64,
+    128 queries: S^T, dP^T (m64n128k16, K = 64), dV, dK (m64n64k16, K =
+    128) and dQ = dS K (m64n64k16, dS^T staged as A^T). Q and dO through a
+    TMA ring filled by a producer warpgroup; the kernel records that dQ's
+    array and the ring's may not overlap."""
+    pipelined, ptx = _fused_stages(tmp_path, d, causal)
     assert "tilegpu.stage_operand" in pipelined
     assert re.search(r"tilegpu.mma .*\{a_transposed", pipelined)
     # dq_acc (argument 8) against Q (0) and dO (3), the ring's arrays.
     assert re.search(r"tile.disjoint_arrays = array<i32: 8, 0, 8, 3>", pipelined)
     assert "tilegpu.warp_specialized" in pipelined
     shapes = re.findall(r"wgmma.mma_async.sync.aligned.(m64n\d+k16)", ptx)
-    assert shapes.count("m64n64k16") == 3 * 8 and shapes.count("m64n128k16") == 2 * 4
+    if d == 128:
+        assert shapes.count("m64n64k16") == 3 * 8 and shapes.count("m64n128k16") == 2 * 4
+    else:
+        assert shapes.count("m64n128k16") == 2 * 4 and shapes.count("m64n64k16") == 3 * 8
     assert "mma.sync" not in ptx
     assert "fence.proxy.async.shared::cta" in ptx
     assert "cp.async.bulk.tensor" in ptx
@@ -105,13 +113,14 @@ def test_fused_backward_refuses_overlapping_arrays(dev, causal):
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq", [256, 333])
-def test_fused_backward_matches_float64(dev, seq, causal):
-    """The fused backward at the bench's D 128 blocks (64 queries a step,
-    128 keys a program), ragged lengths included, gradients poisoned,
-    against float64 NumPy."""
+@pytest.mark.parametrize("d", [64, 128])
+def test_fused_backward_matches_float64(dev, d, seq, causal):
+    """The fused backward at the bench's blocks (sm90_blocks: 64 or 128
+    queries a step, 128 keys a program), ragged lengths included,
+    gradients poisoned, against float64 NumPy."""
     torch = dev.torch
     fab = _example()
-    bh, d = 2, 128
+    bh = 2
     rng = np.random.default_rng(seq + causal)
     q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
     tdev = fab._TorchDevice()
