@@ -11,9 +11,12 @@ Without a GPU: the pipelined IR and the PTX (ptxas only). With one: the
 gradients against float64 (test_example_kernels' sm90 blocks cover the
 numbers too) and the refused overlap."""
 
+import json
 import os
 import re
+import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -79,6 +82,74 @@ def test_fused_backward_products_are_warpgroup_mmas(tmp_path, d, causal):
     report = _ptxas_info(tmp_path, ptx, "dkdvdq")
     used = int(re.search(r"Used (\d+) registers", report).group(1))
     assert used <= 168, report
+
+
+FAKE_SCRIPT = textwrap.dedent("""
+    import ctypes, json, sys
+    sys.path.insert(0, sys.argv[2])
+    import tile
+    import flash_attention_backward as fab
+
+    class Dev:
+        def __init__(self, ptr, shape, typestr):
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape,
+                                             "typestr": typestr, "strides": None,
+                                             "version": 3}
+
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_reset(1)
+    bh, seq, d = 2, 256, 128
+    at = lambda i: 0x7f0000000000 + i * 0x1000000
+    q, k, v, dout = (Dev(at(i), (bh, seq, d), "<f2") for i in range(4))
+    lse, delta = (Dev(at(4 + i), (bh, seq), "<f4") for i in range(2))
+    dk, dv = (Dev(at(6 + i), (bh, seq, d), "<f2") for i in range(2))
+    kernel = fab.attention_dkdvdq[(seq // 128, bh)]
+    out = {}
+    for name, acc in (("apart", at(8)), ("over_q", at(0) + 4096), ("over_dout", at(3)),
+                      ("over_k", at(1))):
+        try:
+            kernel(q, k, v, dout, lse, delta, dk, dv, Dev(acc, (bh, seq, d), "<f4"),
+                   seq, d ** -0.5, BM=64, BN=128, D=d, CAUSAL=False)
+            out[name] = None
+        except tile.TileLaunchError as e:
+            out[name] = str(e)
+    out["launches"] = fake.fake_cuda_launches()
+    print(json.dumps(out))
+""")
+
+
+def _fake_cuda():
+    import glob
+    found = glob.glob(os.path.join(ROOT, "build*", "test", "unittests", "runtime",
+                                   "libtile_fake_cuda.so"))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+@pytest.mark.skipif(_fake_cuda() is None, reason="fake libcuda not built")
+def test_fused_backward_overlap_refused_on_the_fake_driver(tmp_path):
+    """On the fake sm_90 driver: dQ's f32 array over Q's or dO's memory
+    (the TMA ring reads them ahead of the atomic updates) is refused,
+    naming the kernel and both parameters; over K (copied once, before the
+    loop) or apart, the kernel launches."""
+    env = dict(os.environ, TILE_LIBCUDA=_fake_cuda(), TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.join(ROOT, "python-frontend"))
+    env.pop("TILE_BACKEND", None)
+    # The second process loads the kernel from the disk cache: the pairs
+    # come back with it.
+    for run in range(2):
+        proc = subprocess.run([sys.executable, "-c", FAKE_SCRIPT, _fake_cuda(),
+                               os.path.dirname(EXAMPLE)],
+                              capture_output=True, text=True, timeout=600, env=env)
+        if "built without the GPU backend" in proc.stderr:
+            pytest.skip("this _tile has no GPU backend")
+        assert proc.returncode == 0, proc.stderr
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert r["apart"] is None and r["over_k"] is None
+        for name, read in (("over_q", 0), ("over_dout", 3)):
+            assert "attention_dkdvdq" in r[name], r[name]
+            assert "array parameter 8, which it updates atomically" in r[name], r[name]
+            assert f"shares memory with array parameter {read}" in r[name], r[name]
+        assert r["launches"] == 2
 
 
 @pytest.mark.gpu
