@@ -426,7 +426,8 @@ static Value transposed(OpBuilder &b, Value v) {
 /// the swapped form is a warpgroup mma: M too short to give each warpgroup
 /// 64 rows, N long enough. The backward's dQ = dS K of 64 queries becomes
 /// dQ^T = K^T dS^T over the head dimension's 128 rows (FlashAttention-3
-/// swaps the same product). Returns the new mma, or null.
+/// swaps the same product). Only for a fresh product (a splat
+/// accumulator). Returns the new mma, or null.
 static MmaOp swapForWarpgroups(MmaOp mma, int warps) {
   auto c = cast<RankedTensorType>(mma.getType());
   if (c.getRank() != 2 || !isTensorCore(mma) || mma.getTilingAttr() ||
@@ -435,17 +436,17 @@ static MmaOp swapForWarpgroups(MmaOp mma, int warps) {
       c.getDimSize(1) % (16 * warps) != 0 ||
       getWarpgroupMmaTiling(mma, warps, /*chained=*/false))
     return {};
+  // A fresh product (a splat accumulator, dQ's zeros) only: a carried
+  // accumulator would be transposed back and forth every iteration.
+  SplatElementsAttr zero;
+  if (!matchPattern(mma.getAcc(), m_Constant(&zero)))
+    return {};
   OpBuilder b(mma);
   Location loc = mma.getLoc();
-  Value acc = mma.getAcc();
   auto accT = RankedTensorType::get({c.getDimSize(1), c.getDimSize(0)},
                                     c.getElementType());
-  SplatElementsAttr zero;
-  Value newAcc = matchPattern(acc, m_Constant(&zero))
-                     ? arith::ConstantOp::create(b, loc, accT,
-                                                 zero.resizeSplat(accT))
-                           .getResult()
-                     : transposed(b, acc);
+  Value newAcc =
+      arith::ConstantOp::create(b, loc, accT, zero.resizeSplat(accT));
   Value a = transposed(b, mma.getB()), bT = transposed(b, mma.getA());
   auto swapped = MmaOp::create(b, loc, accT, a, bT, newAcc,
                                mma.getAllowTf32(), mma.getFastAccumulation(),

@@ -290,22 +290,26 @@ try:
         forward and backward in tile kernels."""
 
         @staticmethod
-        def forward(ctx, q, k, v, causal=False, bm=64, bn=64):
+        def forward(ctx, q, k, v, causal=False, bm=64, bn=64, fused_dq=False):
+            """`fused_dq`: the backward's dQ from attention_dkdvdq (five
+            products in one kernel, dQ added atomically) instead of
+            attention_dq."""
             dev = _TorchDevice()
             out, lse = forward(dev, q, k, v, causal, bm, bn)
             ctx.save_for_backward(q, k, v, out, lse)
-            ctx.config = (causal, bm, bn)
+            ctx.config = (causal, bm, bn, fused_dq)
             return out.to(q.dtype)
 
         @staticmethod
         def backward(ctx, dout):
             q, k, v, out, lse = ctx.saved_tensors
-            causal, bm, bn = ctx.config
+            causal, bm, bn, fused_dq = ctx.config
             d = q.shape[-1]
             kv_blocks, q_blocks = sm90_blocks(d) if d in (64, 128) else (None, None)
             dq, dk, dv = backward(_TorchDevice(), q, k, v, out, lse, dout.contiguous(),
-                                  causal, bm, bn, dkdv_blocks=kv_blocks, dq_blocks=q_blocks)
-            return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None
+                                  causal, bm, bn, dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
+                                  fused_dq=fused_dq)
+            return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None, None
 
     class _TorchDevice:
         """What forward/backward allocate with, as torch CUDA tensors: NumPy
@@ -349,18 +353,20 @@ def main(batch_heads=2, seq=200, d=64, bm=64, bn=64):
             status |= check(f"attention {name} (causal={causal})", dev.get(g), want,
                             rtol=tol, atol=tol)
     if torch is not None and dev.backend == "cuda":
-        # Against torch's autograd of SDPA.
+        # Against torch's autograd of SDPA, with either dQ kernel.
         qt, kt, vt = (torch.tensor(x, device="cuda", requires_grad=True) for x in (q, k, v))
-        for causal in (False, True):
+        for causal, fused in ((False, False), (True, False), (False, True), (True, True)):
             for t in (qt, kt, vt):
                 t.grad = None
-            TileAttention.apply(qt, kt, vt, causal, bm, bn).backward(torch.tensor(dout, device="cuda"))
+            TileAttention.apply(qt, kt, vt, causal, bm, bn, fused).backward(
+                torch.tensor(dout, device="cuda"))
             mine = [t.grad.float().cpu().numpy() for t in (qt, kt, vt)]
             q2, k2, v2 = (t.detach().clone().requires_grad_(True) for t in (qt, kt, vt))
             torch.nn.functional.scaled_dot_product_attention(
                 q2, k2, v2, is_causal=causal).backward(torch.tensor(dout, device="cuda"))
             for name, g, t in zip(("dq", "dk", "dv"), mine, (q2, k2, v2)):
-                status |= check(f"TileAttention {name} vs SDPA (causal={causal})", g,
+                status |= check(f"TileAttention {name} vs SDPA (causal={causal}, "
+                                f"fused_dq={fused})", g,
                                 t.grad.float().cpu().numpy(), rtol=tol, atol=tol)
     return status
 

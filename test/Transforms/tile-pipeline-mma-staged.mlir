@@ -155,3 +155,39 @@ func.func @dq_rows128(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16
   }
   return
 }
+
+// -----
+
+// A carried accumulator is not swapped (it would be transposed back and
+// forth every iteration): dQ summed in registers over the loop keeps its
+// 64 rows, which 8 warps cannot split into warpgroups, so the loop's mmas
+// stay on mma.sync.
+// TILED-LABEL: func.func @carried
+// TILED-NOT: instr = [64,
+// TILED: return
+func.func @carried(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                   %Q: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                   %O: !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>,
+                   %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bh = tile.bid 1
+  %kb = tile.bid 0
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zq = arith.constant dense<0.0> : tensor<64x128xf32>
+  %k3 = tile.load %K[%bh, %kb, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x128xf16>
+  %k = tile.reshape %k3 : tensor<1x128x128xf16> -> tensor<128x128xf16>
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zq) -> (tensor<64x128xf32>) : i32 {
+    %q3 = tile.load %Q[%bh, %i, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x64x128xf16>
+    %q = tile.reshape %q3 : tensor<1x64x128xf16> -> tensor<64x128xf16>
+    %qt = tile.permute %q, [1, 0] : tensor<64x128xf16> -> tensor<128x64xf16>
+    %st = tile.mma %k, %qt, %zs : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    %ds = arith.truncf %st : tensor<128x64xf32> to tensor<128x64xf16>
+    %dst = tile.permute %ds, [1, 0] : tensor<128x64xf16> -> tensor<64x128xf16>
+    %dq = tile.mma %dst, %k, %acc : tensor<64x128xf16>, tensor<128x128xf16> -> tensor<64x128xf32>
+    scf.yield %dq : tensor<64x128xf32>
+  }
+  %sum3 = tile.reshape %sum : tensor<64x128xf32> -> tensor<1x64x128xf32>
+  tile.store %O[%bh, %kb, %c0], %sum3 : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>, tensor<1x64x128xf32>
+  return
+}
