@@ -311,7 +311,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
-         (opts.stageStores ? "" : ";stage_stores=0");
+         (opts.stageStores ? "" : ";stage_stores=0") +
+         (opts.bulkReduce ? ";bulk_reduce=1" : "");
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,

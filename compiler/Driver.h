@@ -47,6 +47,8 @@ struct CompileOptions {
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
+  bool bulkReduce = false;     // atomic adds of mma results by TMA bulk
+                               // reductions; TILE_BULK_REDUCE=1: true
   bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false
 
   // Debugging (tilec), as mlir-opt's flags of the same names; to stderr.

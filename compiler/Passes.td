@@ -190,6 +190,23 @@ def TileStageStores : Pass<"tile-stage-stores", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
 }
 
+def TileBulkReduce : Pass<"tile-bulk-reduce", "::mlir::ModuleOp"> {
+  let summary = "Add warpgroup mma results into arrays by TMA bulk reductions";
+  let description = [{
+    A relaxed `tile.atomic_rmw add` (no mask, old values unread) of a
+    warpgroup mma's f32 accumulator in an mma loop, whose indices address a
+    block of an array TMA can describe (each index a splat, or a start plus
+    `tile.iota` along one axis of the tile, the array's inner dimension
+    along one of them), becomes a `tilegpu.bulk_reduce_add`: the warpgroups
+    write their rows into a buffer of their own as boxes of a tensor map and
+    the TMA unit adds them in L2 (FlashAttention-3's dQ), instead of 32 or
+    more atomic instructions per thread. A `tilegpu.bulk_wait` after the
+    loop waits for the last ones. Only where the buffer fits beside the
+    kernel's other buffers.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
+}
+
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "Give a kernel's TMA ring a producer warpgroup of its own";
   let description = [{

@@ -223,6 +223,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   pipelining.epilogueRoom =
       opts.warpSpecialize != WarpSpecialization::Off && opts.stageStores;
   pipePm.addPass(createTilePipelineMma(pipelining));
+  if (opts.bulkReduce)
+    pipePm.addPass(createTileBulkReduce());
   if (opts.warpSpecialize != WarpSpecialization::Off) {
     TileWarpSpecializeOptions specialization;
     specialization.rings = stringifyWarpSpecialization(opts.warpSpecialize);

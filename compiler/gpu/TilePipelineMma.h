@@ -9,7 +9,9 @@
 #define TILE_COMPILER_GPU_TILEPIPELINEMMA_H
 
 #include "dialects/tile/TileDialect.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -105,6 +107,10 @@ FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages,
 FailureOr<bool>
 pipelineTmaB(scf::ForOp forOp, int64_t numStages,
              SmallVectorImpl<BlockArgument> *ringArrays = nullptr);
+/// The tensor-map argument of `func` describing `array` as `type`, added
+/// after the others when the kernel has none yet.
+FailureOr<Value> tensorMapArg(func::FuncOp func, BlockArgument array,
+                              tilegpu::TensorMapType type);
 /// The kernel attribute listing pairs of array arguments (written, read
 /// ahead) whose memory must not overlap at a launch: a loop whose atomic
 /// updates a ring reads ahead of (the runtime checks each launch).

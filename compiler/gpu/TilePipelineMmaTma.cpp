@@ -98,27 +98,6 @@ bool fitsTma(TmaOperand &o, scf::ForOp forOp, int64_t swizzle) {
   return true;
 }
 
-/// The tensor-map argument of `func` describing `array` as `type`, added
-/// after the others when the kernel has none yet.
-FailureOr<Value> tensorMapArg(func::FuncOp func, BlockArgument array,
-                              tilegpu::TensorMapType type) {
-  StringRef name = tilegpu::TensorMapOfAttr::getArgAttrName();
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto of = func.getArgAttrOfType<tilegpu::TensorMapOfAttr>(i, name);
-        of && of.getArray() == array.getArgNumber() &&
-        func.getArgumentTypes()[i] == type)
-      return Value(func.getArgument(i));
-  MLIRContext *ctx = func.getContext();
-  unsigned n = func.getNumArguments();
-  auto attrs = DictionaryAttr::get(
-      ctx, {NamedAttribute(
-               StringAttr::get(ctx, name),
-               tilegpu::TensorMapOfAttr::get(ctx, array.getArgNumber()))});
-  if (failed(func.insertArgument(n, type, attrs, array.getLoc())))
-    return failure();
-  return Value(func.getArgument(n));
-}
-
 /// `o.map` and `o.ring`: the tensor map of `o.array` with one swizzled
 /// panel per box, and a buffer of `slots` slots in front of `forOp`.
 LogicalResult makeMapAndRing(TmaOperand &o, scf::ForOp forOp, int64_t slots,
@@ -277,6 +256,27 @@ int64_t persistentStoreBytes(scf::ForOp forOp, MmaOp mma) {
 }
 
 } // namespace
+
+/// The tensor-map argument of `func` describing `array` as `type`, added
+/// after the others when the kernel has none yet.
+FailureOr<Value> mlir::tile::pipeline::tensorMapArg(func::FuncOp func, BlockArgument array,
+                              tilegpu::TensorMapType type) {
+  StringRef name = tilegpu::TensorMapOfAttr::getArgAttrName();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto of = func.getArgAttrOfType<tilegpu::TensorMapOfAttr>(i, name);
+        of && of.getArray() == array.getArgNumber() &&
+        func.getArgumentTypes()[i] == type)
+      return Value(func.getArgument(i));
+  MLIRContext *ctx = func.getContext();
+  unsigned n = func.getNumArguments();
+  auto attrs = DictionaryAttr::get(
+      ctx, {NamedAttribute(
+               StringAttr::get(ctx, name),
+               tilegpu::TensorMapOfAttr::get(ctx, array.getArgNumber()))});
+  if (failed(func.insertArgument(n, type, attrs, array.getLoc())))
+    return failure();
+  return Value(func.getArgument(n));
+}
 
 FailureOr<bool> mlir::tile::pipeline::pipelineTma(scf::ForOp forOp,
                                                   int64_t numStages,

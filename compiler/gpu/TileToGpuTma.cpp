@@ -14,7 +14,13 @@
 //   that loop);
 // - tma_store: every thread fences its shared writes for the async proxy,
 //   a barrier, thread 0 stores and waits until the store has read the
-//   buffer (bulk group), a barrier: the buffer may be rewritten afterwards.
+//   buffer (bulk group), a barrier: the buffer may be rewritten afterwards;
+// - bulk_reduce_add: per warpgroup, its first thread waits until its last
+//   reduction read the warpgroup's part of the buffer, a barrier of the
+//   warpgroup (named, 128 threads), every thread writes its elements, the
+//   fence, the barrier again, the first thread issues one reduction per
+//   box and commits them as a bulk group; bulk_wait: every thread waits
+//   for its groups, then a barrier.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gpu/TileToGpuCommon.h"
@@ -225,12 +231,144 @@ struct TmaStorePattern : OpConversionPattern<tilegpu::TmaStoreOp> {
   }
 };
 
+/// Named barriers of bulk_reduce_add: warpgroup g waits on
+/// kBulkReduceBarrier + g (0 is the block's, 1 the consumers', 2 the
+/// producer's, 3 and 4 the ping-pong turns).
+constexpr int32_t kBulkReduceBarrier = 5;
+
+/// Per warpgroup: wait until the last reduction read its part of the
+/// buffer, barrier, write its rows as swizzled boxes, fence, barrier, and
+/// one thread issues a bulk tensor reduction (add) per box.
+struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::BulkReduceAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> map = tensorMapAddress(op, op.getMap());
+    if (failed(map))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getValue().getType());
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    auto mma = dyn_cast_or_null<MmaLayoutAttr>(type.getEncoding());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    if (failed(layout) || !mma || mma.getWarpsPerCTA()[1] != 1 ||
+        16 * int64_t(mma.getWarpsPerCTA()[0]) != rows || rows % 64)
+      return op.emitOpError("needs a value whose warpgroups hold 64 rows each "
+                            "(a warpgroup mma's accumulator)");
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) { return constI32(rewriter, loc, v); };
+    bool innerRows = op.getInnerAxis() == 0;
+    // Each warpgroup's part: its 64 rows, as boxes of 32 inner elements
+    // (128-byte rows) by `other` outer ones.
+    int64_t inner = innerRows ? 64 : cols, other = innerRows ? cols : 64;
+    int64_t partBytes = 64 * cols * 4;
+    Value group = arith::DivUIOp::create(rewriter, loc,
+                                         warpId(rewriter, loc), c(4));
+    Value issuing = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(rewriter, loc, threadIdX(rewriter, loc), c(128)),
+        c(0));
+    auto onIssuing = [&](function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(rewriter, loc, issuing, false);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      body();
+    };
+    auto groupBarrier = [&] {
+      NVVM::BarrierOp::create(
+          rewriter, loc, TypeRange{},
+          arith::AddIOp::create(rewriter, loc, group, c(kBulkReduceBarrier)),
+          c(128), {}, Value());
+    };
+    onIssuing([&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, loc, /*group=*/0,
+                                           /*read=*/rewriter.getUnitAttr());
+    });
+    groupBarrier();
+    Value part = LLVM::GEPOp::create(
+        rewriter, loc, adaptor.getBuffer().getType(), rewriter.getI8Type(),
+        adaptor.getBuffer(),
+        ValueRange{arith::MulIOp::create(rewriter, loc, group, c(partBytes))});
+    SmallVector<Value> elems =
+        unpackVector(rewriter, loc, adaptor.getValue());
+    SmallVector<Value> thread = threadCoords(rewriter, loc, *layout);
+    int64_t v = innerRows ? 1 : std::min<int64_t>(getContiguity(*layout, 1), 4);
+    for (int64_t r = 0; r < layout->getNumRegs(); r += v) {
+      SmallVector<int64_t, 4> reg = layout->regCoord(r);
+      Value row = arith::AndIOp::create(
+          rewriter, loc,
+          arith::XOrIOp::create(rewriter, loc, thread[0], c(reg[0])), c(63));
+      Value col = arith::XOrIOp::create(rewriter, loc, thread[1], c(reg[1]));
+      Value in = innerRows ? row : col, out = innerRows ? col : row;
+      Value offset = arith::AddIOp::create(
+          rewriter, loc, swizzledOffset(rewriter, loc, out, in, other, 4, 128),
+          arith::MulIOp::create(
+              rewriter, loc, arith::RemUIOp::create(rewriter, loc, in, c(4)),
+              c(4)));
+      Value addr = LLVM::GEPOp::create(rewriter, loc, part.getType(),
+                                       rewriter.getI8Type(), part,
+                                       ValueRange{offset});
+      ArrayRef<Value> chunk = ArrayRef<Value>(elems).slice(r, v);
+      Value value =
+          v == 1 ? chunk[0]
+                 : packVector(rewriter, loc,
+                              VectorType::get({v}, type.getElementType()),
+                              chunk);
+      LLVM::StoreOp::create(rewriter, loc, value, addr, v * 4);
+    }
+    NVVM::FenceProxyOp::create(
+        rewriter, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(rewriter.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    groupBarrier();
+    onIssuing([&] {
+      Value first = arith::MulIOp::create(rewriter, loc, group, c(64));
+      for (int64_t box = 0; box < inner / 32; ++box) {
+        SmallVector<Value> coords(adaptor.getCoords());
+        int64_t along = box * 32;
+        coords[0] = arith::AddIOp::create(
+            rewriter, loc, coords[0],
+            innerRows ? arith::AddIOp::create(rewriter, loc, first, c(along))
+                            .getResult()
+                      : c(along));
+        int64_t outer = op.getOuterDim();
+        if (!innerRows)
+          coords[outer] =
+              arith::AddIOp::create(rewriter, loc, coords[outer], first);
+        Value src = LLVM::GEPOp::create(
+            rewriter, loc, part.getType(), rewriter.getI8Type(), part,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(box * other * 128)});
+        NVVM::CpAsyncBulkTensorReduceOp::create(
+            rewriter, loc, *map, src, NVVM::TMAReduxKind::ADD,
+            NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct BulkWaitPattern : OpConversionPattern<tilegpu::BulkWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::BulkWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), /*group=*/0,
+                                         /*read=*/UnitAttr());
+    barrier(rewriter, op.getLoc());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateTileGpuTmaPatterns(TypeConverter &converter,
                                             RewritePatternSet &patterns) {
   patterns.add<MBarrierInitPattern, MBarrierExpectTxPattern,
                MBarrierArrivePattern, MBarrierInvalPattern, MBarrierWaitPattern,
-               TmaLoadPattern, TmaStorePattern>(converter,
+               TmaLoadPattern, TmaStorePattern, BulkReduceAddPattern,
+               BulkWaitPattern>(converter,
                                                 patterns.getContext());
 }

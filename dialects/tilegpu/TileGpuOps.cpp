@@ -154,6 +154,27 @@ LogicalResult StageLayoutOp::verify() {
   return success();
 }
 
+LogicalResult BulkReduceAddOp::verify() {
+  auto value = cast<RankedTensorType>(getValue().getType());
+  SharedBufferType buffer = getBuffer().getType();
+  TensorMapType map = getMap().getType();
+  if (failed(verifyOneSlot(*this, buffer, "buffer")))
+    return failure();
+  if (value.getRank() != 2 || !value.getElementType().isF32() ||
+      map.getElementType() != value.getElementType() ||
+      buffer.getElementType() != value.getElementType() ||
+      buffer.getShape() != value.getShape() || buffer.getSwizzle() != 128)
+    return emitOpError("needs a 2-d f32 value, a 128-byte swizzled buffer "
+                       "of its shape and an f32 tensor map");
+  if (getCoords().size() != map.getBox().size())
+    return emitOpError("needs one coordinate per dimension of the map");
+  if (getInnerAxis() < 0 || getInnerAxis() > 1 || getOuterDim() < 1 ||
+      getOuterDim() >= int64_t(getCoords().size()))
+    return emitOpError("inner_axis must be 0 or 1 and outer_dim a coordinate "
+                       "other than the innermost");
+  return success();
+}
+
 LogicalResult StageOperandOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   SharedBufferType buffer = getBuffer().getType();

@@ -235,6 +235,56 @@ def TileGpu_TmaStoreOp : TileGpu_Op<"tma_store",
   let hasVerifier = 1;
 }
 
+def TileGpu_BulkReduceAddOp : TileGpu_Op<"bulk_reduce_add",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a warpgroup mma's accumulator added into an array by TMA";
+  let description = [{
+    Adds `value`, an f32 accumulator whose warpgroups hold 64 rows each
+    (the #tile.mma layout of a warpgroup mma), element-wise into the array
+    `map` describes, as `tile.atomic_rmw add` would, without a per-element
+    atomic: each warpgroup waits until its previous bulk reduction has read
+    its part of `buffer` (the buffer's bytes in order, one part per
+    warpgroup), writes its rows there as boxes of the map (128-byte
+    swizzled panels of 32 elements along the map's inner dimension), and
+    one of its threads issues `cp.reduce.async.bulk.tensor .add` per box,
+    which the L2 adds in; out-of-bounds elements are dropped. `inner_axis`
+    is the axis of `value` that runs along the map's inner dimension, the
+    other along map dimension `outer_dim` (an index into `coords`, which are
+    innermost first: the box of element (0, 0)). `tilegpu.bulk_wait` waits
+    for all of a block's reductions.
+
+    ```mlir
+    tilegpu.bulk_reduce_add %dqt through %buf into %map[%c0, %q0, %h]
+        {inner_axis = 0 : i64, outer_dim = 1 : i64}
+        : tensor<128x64xf32, #mma>, !tilegpu.shared<128x64xf32, slots = 1, swizzle = 128>,
+          !tilegpu.tensor_map<1x64x32xf32, swizzle = 128>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer,
+                   TileGpu_TensorMap:$map, Variadic<I32>:$coords,
+                   I64Attr:$inner_axis, I64Attr:$outer_dim);
+  let assemblyFormat = [{
+    $value `through` $buffer `into` $map `[` $coords `]` attr-dict `:`
+    type($value) `,` qualified(type($buffer)) `,` qualified(type($map))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGpu_BulkWaitOp : TileGpu_Op<"bulk_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "wait for the block's bulk reductions";
+  let description = [{
+    Returns once every `tilegpu.bulk_reduce_add` this thread issued has
+    completed (cp.async.bulk.wait_group 0), then passes a barrier of the
+    threads that run it: `buffer`, the reductions' source, may then serve
+    anything else.
+  }];
+  let arguments = (ins TileGpu_SharedBuffer:$buffer);
+  let assemblyFormat = [{
+    $buffer attr-dict `:` qualified(type($buffer))
+  }];
+}
+
 def TileGpu_StageLayoutOp : TileGpu_Op<"stage_layout",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "a tile's layout changed through a shared buffer";

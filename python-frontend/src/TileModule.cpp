@@ -93,6 +93,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.pingPong = options["ping_pong"].cast<bool>();
   if (options.contains("mma_overlap"))
     opts.overlapMmaChain = options["mma_overlap"].cast<bool>();
+  if (options.contains("bulk_reduce"))
+    opts.bulkReduce = options["bulk_reduce"].cast<bool>();
   if (options.contains("nvptx_register_scheduling"))
     opts.nvptxRegisterScheduling =
         options["nvptx_register_scheduling"].cast<bool>();

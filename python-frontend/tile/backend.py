@@ -203,7 +203,9 @@ def codegen_switches():
     (attention's softmax no longer runs beside the previous iteration's P V:
     tile-overlap-mma-chain), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
-    memory, tile-stage-stores)."""
+    memory, tile-stage-stores), TILE_BULK_REDUCE=1 (an atomic add of an mma
+    result into a block of an array, as the fused attention backward's dQ,
+    by TMA bulk reductions: tile-bulk-reduce; not yet measured, so off)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
     if pipeline not in _PIPELINES:
@@ -219,6 +221,7 @@ def codegen_switches():
         "stage_stores": os.environ.get("TILE_STAGE_STORES", "1") != "0",
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
+        "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
     }
 
 

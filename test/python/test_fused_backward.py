@@ -44,11 +44,11 @@ def _sig(d):
                      [f"f32[128,4096,{d}]", "i32", "f32"])
 
 
-def _fused_stages(tmp_path, d, causal):
+def _fused_stages(tmp_path, d, causal, **env):
     bm = 64 if d == 128 else 128  # sm90_blocks: 64 queries a step at d 128
     run_tilec([EXAMPLE + "::attention_dkdvdq", "--args", _sig(d), "-D", f"BM={bm}", "-D",
                "BN=128", "-D", f"D={d}", "-D", f"CAUSAL={causal}", "--target", "sm_90",
-               "--emit", "all", "-o", str(tmp_path / "out")], tmp_path)
+               "--emit", "all", "-o", str(tmp_path / "out")], tmp_path, **env)
     read = lambda stage: (tmp_path / "out" / f"attention_dkdvdq.{stage}").read_text()  # noqa: E731
     return read("pipelined.mlir"), read("ptx.ptx")
 
@@ -82,6 +82,24 @@ def test_fused_backward_products_are_warpgroup_mmas(tmp_path, d, causal):
     report = _ptxas_info(tmp_path, ptx, "dkdvdq")
     used = int(re.search(r"Used (\d+) registers", report).group(1))
     assert used <= 168, report
+
+
+@needs_sm90
+@pytest.mark.parametrize("d", [64, 128])
+def test_fused_backward_bulk_reduce(tmp_path, d):
+    """TILE_BULK_REDUCE=1 (tile-bulk-reduce): dQ is added by TMA bulk
+    reductions from a 32 KB buffer beside the others (each warpgroup its
+    64 rows as two 128-byte-wide boxes) instead of per-element atomics;
+    the kernel still fits in shared memory. Off by default: the atomics."""
+    pipelined, ptx = _fused_stages(tmp_path, d, False, TILE_BULK_REDUCE="1")
+    assert "tilegpu.bulk_reduce_add" in pipelined and "tilegpu.bulk_wait" in pipelined
+    assert re.search(r"tensor_map<1x64x32xf32, swizzle = 128>", pipelined)
+    assert ptx.count("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile") == 2
+    assert not re.search(r"\b(atom|red)\.global", ptx)
+    assert int(re.search(r"shared_bytes = (\d+)", pipelined).group(1)) <= 227 * 1024
+    _ptxas_info(tmp_path, ptx, "dkdvdq_bulk")
+    _, default_ptx = _fused_stages(tmp_path / "default", d, False)
+    assert "cp.reduce.async.bulk" not in default_ptx and "atom.global.add.f32" in default_ptx
 
 
 FAKE_SCRIPT = textwrap.dedent("""
@@ -182,15 +200,23 @@ def test_fused_backward_refuses_overlapping_arrays(dev, causal):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("bulk", ["", "1"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq", [256, 333])
 @pytest.mark.parametrize("d", [64, 128])
-def test_fused_backward_matches_float64(dev, d, seq, causal):
+def test_fused_backward_matches_float64(dev, monkeypatch, d, seq, causal, bulk):
     """The fused backward at the bench's blocks (sm90_blocks: 64 or 128
     queries a step, 128 keys a program), ragged lengths included,
-    gradients poisoned, against float64 NumPy."""
+    gradients poisoned, against float64 NumPy; dQ by atomics and by bulk
+    reductions (TILE_BULK_REDUCE=1, fresh kernels: the option is read at
+    compile time)."""
     torch = dev.torch
-    fab = _example()
+    monkeypatch.setenv("TILE_BULK_REDUCE", bulk)
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"fab_bulk{bulk}", EXAMPLE)
+    sys.path.insert(0, os.path.dirname(EXAMPLE))
+    fab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fab)
     bh = 2
     rng = np.random.default_rng(seq + causal)
     q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
