@@ -107,37 +107,11 @@ struct StageOperandPattern : OpConversionPattern<tilegpu::StageOperandOp> {
       return op.emitOpError("value has no layout; run tile-map-threads");
     tilegpu::SharedBufferType buffer = op.getBuffer().getType();
     Type elemType = type.getElementType();
-    int64_t eb = storageBytes(elemType), swizzle = buffer.getSwizzle();
-    int64_t rows = buffer.getRows();
-    int64_t v = std::min<int64_t>(getContiguity(*layout, 1), 16 / eb);
-    SmallVector<Value> elems = unpackVector(rewriter, loc, adaptor.getValue());
-    SmallVector<Value> thread = threadCoords(rewriter, loc, *layout);
-    Value base = adaptor.getBuffer();
-    for (int64_t r = 0; r < layout->getNumRegs(); r += v) {
-      SmallVector<int64_t, 4> reg = layout->regCoord(r);
-      Value row = arith::XOrIOp::create(rewriter, loc, thread[0],
-                                        constI32(rewriter, loc, reg[0]));
-      Value col = arith::XOrIOp::create(rewriter, loc, thread[1],
-                                        constI32(rewriter, loc, reg[1]));
-      // The chunk's offset, then the element's within it.
-      Value within = arith::MulIOp::create(
-          rewriter, loc,
-          arith::RemUIOp::create(rewriter, loc, col,
-                                 constI32(rewriter, loc, 16 / eb)),
-          constI32(rewriter, loc, eb));
-      Value offset = arith::AddIOp::create(
-          rewriter, loc,
-          swizzledOffset(rewriter, loc, row, col, rows, eb, swizzle), within);
-      Value addr = LLVM::GEPOp::create(rewriter, loc, base.getType(),
-                                       rewriter.getI8Type(), base,
-                                       ValueRange{offset});
-      ArrayRef<Value> chunk = ArrayRef<Value>(elems).slice(r, v);
-      Value value =
-          v == 1 ? chunk[0]
-                 : packVector(rewriter, loc, VectorType::get({v}, elemType),
-                              chunk);
-      LLVM::StoreOp::create(rewriter, loc, value, addr, v * eb);
-    }
+    int64_t v = std::min<int64_t>(getContiguity(*layout, 1),
+                                  16 / storageBytes(elemType));
+    storeSwizzled(rewriter, loc, adaptor.getBuffer(),
+                  unpackVector(rewriter, loc, adaptor.getValue()), elemType,
+                  *layout, v, buffer.getRows(), buffer.getSwizzle());
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),

@@ -462,3 +462,35 @@ Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
   return arith::AddIOp::create(b, loc, offset,
                                arith::MulIOp::create(b, loc, swizzled, c(16)));
 }
+
+void mlir::tile::storeSwizzled(
+    OpBuilder &b, Location loc, Value base, ArrayRef<Value> elems,
+    Type elemType, const LinearLayout &layout, int64_t vector, int64_t rows,
+    int64_t swizzle, function_ref<std::pair<Value, Value>(Value, Value)> place) {
+  int64_t eb = storageBytes(elemType);
+  SmallVector<Value> thread = threadCoords(b, loc, layout);
+  for (int64_t r = 0; r < layout.getNumRegs(); r += vector) {
+    SmallVector<int64_t, 4> reg = layout.regCoord(r);
+    Value row =
+        arith::XOrIOp::create(b, loc, thread[0], constI32(b, loc, reg[0]));
+    Value col =
+        arith::XOrIOp::create(b, loc, thread[1], constI32(b, loc, reg[1]));
+    if (place)
+      std::tie(row, col) = place(row, col);
+    // The 16-byte chunk's offset, then the element's within it.
+    Value within = arith::MulIOp::create(
+        b, loc,
+        arith::RemUIOp::create(b, loc, col, constI32(b, loc, 16 / eb)),
+        constI32(b, loc, eb));
+    Value offset = arith::AddIOp::create(
+        b, loc, swizzledOffset(b, loc, row, col, rows, eb, swizzle), within);
+    Value addr = LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(),
+                                     base, ValueRange{offset});
+    ArrayRef<Value> chunk = elems.slice(r, vector);
+    Value value = vector == 1 ? chunk[0]
+                              : packVector(b, loc,
+                                           VectorType::get({vector}, elemType),
+                                           chunk);
+    LLVM::StoreOp::create(b, loc, value, addr, vector * eb);
+  }
+}

@@ -217,6 +217,16 @@ SmallVector<Value> waitCarrying(OpBuilder &b, Location loc, ValueRange values,
 Value swizzledOffset(OpBuilder &b, Location loc, Value row, Value col,
                      int64_t rows, int64_t elemBytes, int64_t swizzle);
 
+/// Writes the elements this thread holds of a 2-d tile (`elems`, in
+/// `layout`) into `swizzle`-byte panels of `rows` rows at `base`, `vector`
+/// consecutive registers per store. `place` maps an element's (row, col)
+/// to its (row, col) in the panels (null: the same).
+void storeSwizzled(
+    OpBuilder &b, Location loc, Value base, ArrayRef<Value> elems,
+    Type elemType, const LinearLayout &layout, int64_t vector, int64_t rows,
+    int64_t swizzle,
+    function_ref<std::pair<Value, Value>(Value, Value)> place = nullptr);
+
 /// The swizzle (bytes) of a wgmma operand whose rows have `rowBytes`: 128,
 /// or 64 for 64-byte rows (K = 32 of f16), as the panels are no wider.
 inline int64_t warpgroupSwizzle(int64_t rowBytes) {

@@ -289,33 +289,18 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
         rewriter, loc, adaptor.getBuffer().getType(), rewriter.getI8Type(),
         adaptor.getBuffer(),
         ValueRange{arith::MulIOp::create(rewriter, loc, group, c(partBytes))});
-    SmallVector<Value> elems =
-        unpackVector(rewriter, loc, adaptor.getValue());
-    SmallVector<Value> thread = threadCoords(rewriter, loc, *layout);
+    // Element (row, col): in the warpgroup's part, the inner index along
+    // the panels' columns, the outer one along their rows.
     int64_t v = innerRows ? 1 : std::min<int64_t>(getContiguity(*layout, 1), 4);
-    for (int64_t r = 0; r < layout->getNumRegs(); r += v) {
-      SmallVector<int64_t, 4> reg = layout->regCoord(r);
-      Value row = arith::AndIOp::create(
-          rewriter, loc,
-          arith::XOrIOp::create(rewriter, loc, thread[0], c(reg[0])), c(63));
-      Value col = arith::XOrIOp::create(rewriter, loc, thread[1], c(reg[1]));
-      Value in = innerRows ? row : col, out = innerRows ? col : row;
-      Value offset = arith::AddIOp::create(
-          rewriter, loc, swizzledOffset(rewriter, loc, out, in, other, 4, 128),
-          arith::MulIOp::create(
-              rewriter, loc, arith::RemUIOp::create(rewriter, loc, in, c(4)),
-              c(4)));
-      Value addr = LLVM::GEPOp::create(rewriter, loc, part.getType(),
-                                       rewriter.getI8Type(), part,
-                                       ValueRange{offset});
-      ArrayRef<Value> chunk = ArrayRef<Value>(elems).slice(r, v);
-      Value value =
-          v == 1 ? chunk[0]
-                 : packVector(rewriter, loc,
-                              VectorType::get({v}, type.getElementType()),
-                              chunk);
-      LLVM::StoreOp::create(rewriter, loc, value, addr, v * 4);
-    }
+    storeSwizzled(rewriter, loc, part,
+                  unpackVector(rewriter, loc, adaptor.getValue()),
+                  type.getElementType(), *layout, v, other, 128,
+                  [&](Value row, Value col) {
+                    Value inGroup = arith::AndIOp::create(rewriter, loc, row,
+                                                          c(63));
+                    return innerRows ? std::pair(col, inGroup)
+                                     : std::pair(inGroup, col);
+                  });
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),
