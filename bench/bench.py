@@ -426,6 +426,28 @@ def run_attention_backward(shapes):
     poisoned); the check compares them with SDPA's."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import flash_attention_backward as FAB
+    # A second copy of the example, whose kernels compile with
+    # TILE_BULK_REDUCE=1 (dQ by TMA bulk reductions; the option is read when
+    # a kernel compiles): its row beside the atomics', in one process.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "fab_bulk", os.path.join(HERE, "..", "examples", "flash_attention_backward.py"))
+    FAB_BULK = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(FAB_BULK)
+
+    def with_bulk_reduce(fn):
+        def run():
+            old = os.environ.get("TILE_BULK_REDUCE")
+            os.environ["TILE_BULK_REDUCE"] = "1"
+            try:
+                fn()
+            finally:
+                if old is None:
+                    del os.environ["TILE_BULK_REDUCE"]
+                else:
+                    os.environ["TILE_BULK_REDUCE"] = old
+        return run
+
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
         dout4 = torch.randn_like(q4)
@@ -454,12 +476,12 @@ def run_attention_backward(shapes):
                                       dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
                                       grad_dtype=q.dtype)
 
-            def tile_bwd_fused():
+            def tile_bwd_fused(fab=FAB):
                 # attention_dkdvdq: FlashAttention-2's five products in one
                 # kernel, dQ added by relaxed atomics (dQ^T = K^T dS^T on
                 # wgmma, dS^T staged through shared memory).
-                kv_blocks, _ = FAB.sm90_blocks(D)
-                got[:] = FAB.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
+                kv_blocks, _ = fab.sm90_blocks(D)
+                got[:] = fab.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
                                       dkdv_blocks=kv_blocks, grad_dtype=q.dtype,
                                       fused_dq=True)
 
@@ -473,6 +495,8 @@ def run_attention_backward(shapes):
                                                            retain_graph=True), lambda: None),
                 ("tile", tile_bwd, check),
                 ("tile-fused-dq", tile_bwd_fused, check),
+                ("tile-fused-dq-bulk", with_bulk_reduce(lambda: tile_bwd_fused(FAB_BULK)),
+                 check),
             ], flops=fl)
 
 
