@@ -277,7 +277,7 @@ void tile::buildTileLevelPipeline(OpPassManager &pm) {
 }
 
 void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
-                               bool warpgroupMma) {
+                               bool warpgroupMma, bool stagedOperands) {
   TileChunkLoopsOptions chunks;
   // The CPU's matmul microkernel loops over K itself.
   if (!gpu)
@@ -288,6 +288,7 @@ void tile::buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps,
   TileTilingOptions options;
   options.numWarps = numWarps;
   options.warpgroupMma = warpgroupMma;
+  options.stagedOperands = stagedOperands;
   pm.addPass(createTileTiling(options));
 }
 
@@ -312,7 +313,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
          (opts.stageStores ? "" : ";stage_stores=0") +
-         (opts.bulkReduce ? ";bulk_reduce=1" : "");
+         (opts.bulkReduce ? ";bulk_reduce=1" : "") +
+         (opts.stagedOperands ? ";staged_mma=1" : "");
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,
@@ -329,6 +331,7 @@ LogicalResult tile::runTileLevelPasses(ModuleOp module,
 LogicalResult tile::runTilingStage(ModuleOp module, const CompileOptions &opts,
                                    StageList &stages, CompileFailure &failure) {
   PassManager pm(module->getContext());
-  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps, usesWarpgroupMma(opts));
+  buildTilingPipeline(pm, /*gpu=*/true, opts.numWarps, usesWarpgroupMma(opts),
+                      opts.stagedOperands);
   return runStage(module, pm, "tiled", opts, stages, failure);
 }

@@ -49,6 +49,9 @@ struct CompileOptions {
                                // shared memory; TILE_STAGE_STORES=0: false
   bool bulkReduce = false;     // atomic adds of mma results by TMA bulk
                                // reductions; TILE_BULK_REDUCE=1: true
+  bool stagedOperands = false; // wgmma for mmas whose operand a loop
+                               // computes (tile-tiling staged-operands);
+                               // TILE_STAGED_MMA=1: true
   bool nvptxRegisterScheduling = true; // TILE_NVPTX_SCHED=source: false
 
   // Debugging (tilec), as mlir-opt's flags of the same names; to stderr.
@@ -117,7 +120,8 @@ void buildTileLevelPipeline(OpPassManager &pm);
 /// loops), then, for GPUs, tile-tiling (warp/instruction tiling; `numWarps`,
 /// 0: chosen).
 void buildTilingPipeline(OpPassManager &pm, bool gpu, int numWarps = 0,
-                         bool warpgroupMma = false);
+                         bool warpgroupMma = false,
+                         bool stagedOperands = false);
 
 /// Whether mma loops compile to wgmma: the target is sm_90 (Hopper) and the
 /// options do not ask for mma.sync.

@@ -96,7 +96,12 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     Option<"warpTiling", "warp-tiling", "bool", "true",
            "record tile.num_warps and the warp/instruction tiling of tile.mma">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", "false",
-           "tile qualifying mma loops for sm_90 wgmma (instr [64, N, 16])">
+           "tile qualifying mma loops for sm_90 wgmma (instr [64, N, 16])">,
+    Option<"stagedOperands", "staged-operands", "bool", "false",
+           "also wgmma for an mma whose operand the loop computes (staged "
+           "through shared memory; swapped where M is short): the fused "
+           "attention backward's dQ. Off: it gave wrong numbers on the H200 "
+           "(2026-12-05), not yet found">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

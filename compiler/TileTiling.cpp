@@ -335,7 +335,8 @@ StagedOperand mlir::tile::stagedOperand(MmaOp op, scf::ForOp loop) {
 }
 
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
-                                                bool chained) {
+                                                bool chained,
+                                                bool stagedOperands) {
   auto a = cast<RankedTensorType>(op.getA().getType());
   auto c = cast<RankedTensorType>(op.getType());
   Type in = a.getElementType();
@@ -369,7 +370,7 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   MLIRContext *ctx = op.getContext();
   // An operand staged from registers: 128-byte swizzled panels of 16-bit
   // elements.
-  if (loop && !chained && !isFp8(in) &&
+  if (loop && stagedOperands && !chained && !isFp8(in) &&
       stagedOperand(op, loop) != StagedOperand::None)
     return MmaTilingAttr::get(ctx, {numWarps, 1}, {m / numWarps, n},
                               {64, n, 16});
@@ -434,7 +435,8 @@ static MmaOp swapForWarpgroups(MmaOp mma, int warps) {
       !isa<scf::ForOp>(mma->getParentOp()) ||
       c.getDimSize(0) % (16 * warps) == 0 ||
       c.getDimSize(1) % (16 * warps) != 0 ||
-      getWarpgroupMmaTiling(mma, warps, /*chained=*/false))
+      getWarpgroupMmaTiling(mma, warps, /*chained=*/false,
+                            /*stagedOperands=*/true))
     return {};
   // A fresh product (a splat accumulator, dQ's zeros) only: a carried
   // accumulator would be transposed back and forth every iteration.
@@ -451,7 +453,8 @@ static MmaOp swapForWarpgroups(MmaOp mma, int warps) {
   auto swapped = MmaOp::create(b, loc, accT, a, bT, newAcc,
                                mma.getAllowTf32(), mma.getFastAccumulation(),
                                MmaTilingAttr());
-  if (!getWarpgroupMmaTiling(swapped, warps, /*chained=*/false)) {
+  if (!getWarpgroupMmaTiling(swapped, warps, /*chained=*/false,
+                             /*stagedOperands=*/true)) {
     swapped->erase(); // and the transposes and zeros made for it
     for (Value v : {newAcc, bT, a})
       if (Operation *def = v.getDefiningOp();
@@ -542,7 +545,7 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     module->setAttr(
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));
-    if (warpgroupMma) {
+    if (warpgroupMma && stagedOperands) {
       SmallVector<MmaOp> all;
       module.walk([&](MmaOp mma) { all.push_back(mma); });
       for (MmaOp mma : all)
@@ -559,7 +562,8 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
         // Widened fp8 operands that can stream K-major: fp8 wgmma.
         bool fp8 = !chained.contains(mma) && narrowWidenedFp8(mma);
         MmaTilingAttr t =
-            getWarpgroupMmaTiling(mma, warps, chained.contains(mma));
+            getWarpgroupMmaTiling(mma, warps, chained.contains(mma),
+                                  stagedOperands);
         if (fp8 && !t)
           widenFp8(mma);
         else if (fp8)

@@ -84,7 +84,10 @@ StagedOperand stagedOperand(MmaOp op, scf::ForOp loop);
 /// The sm_90 warpgroup (wgmma) tiling of an mma in a loop over `numWarps`
 /// warps, or null when its types, shape or operands do not allow one.
 /// `chained`: A is another mma's result (registers).
-MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained);
+/// `stagedOperands`: also an mma with an operand the loop computes
+/// (stagedOperand; tile-tiling's staged-operands option).
+MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained,
+                                    bool stagedOperands = false);
 
 /// For a loop whose wgmmas take A from registers (TileRegisterAWgmma.cpp):
 /// each scf.if of its body that only computes values becomes both branches

@@ -140,15 +140,16 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 # into an f32 dQ with relaxed atomics (no value is read back, and no
 # ordering is needed until the kernel ends). The separate attention_dq
 # recomputes S and dP (two more products) to give each dQ block one writer.
-# On sm_90 every product is a wgmma: with 64 queries a step (d 128) the
-# compiler computes dQ^T = K^T dS^T (128 rows of the head dimension), dS^T
-# written into shared memory each iteration, K read transposed from its
-# one copy; with 128 (d 64) dQ = dS K as written, dS^T in shared memory as
-# A's M-major form. Q and dO still stream through the TMA ring, which may read
-# ahead of the atomics because launches with dq_acc overlapping Q or dO are
-# refused. Not yet measured on the H200: the bench times it beside the two
-# kernels (bench.py `attention-bwd`, row tile-fused-dq); TileAttention
-# keeps attention_dq until it measures faster.
+# On sm_90 it runs on mma.sync. With TILE_STAGED_MMA=1 every product is a
+# wgmma: with 64 queries a step (d 128) the compiler computes dQ^T = K^T
+# dS^T (128 rows of the head dimension), dS^T written into shared memory
+# each iteration, K read transposed from its one copy; with 128 (d 64)
+# dQ = dS K as written, dS^T in shared memory as A's M-major form; Q and dO
+# stream through a TMA ring that reads ahead of the atomics (launches with
+# dq_acc overlapping Q or dO are refused). That path gave wrong numbers on
+# the H200 (2026-12-05) and stays off until the cause is found; the bench
+# times this kernel beside the two (bench.py `attention-bwd`, row
+# tile-fused-dq), and TileAttention keeps attention_dq.
 @tile.kernel(num_warps=8)
 def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
                      BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],

@@ -95,6 +95,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.overlapMmaChain = options["mma_overlap"].cast<bool>();
   if (options.contains("bulk_reduce"))
     opts.bulkReduce = options["bulk_reduce"].cast<bool>();
+  if (options.contains("staged_mma"))
+    opts.stagedOperands = options["staged_mma"].cast<bool>();
   if (options.contains("nvptx_register_scheduling"))
     opts.nvptxRegisterScheduling =
         options["nvptx_register_scheduling"].cast<bool>();

@@ -205,7 +205,10 @@ def codegen_switches():
     results stored from their fragments, not in 16-byte runs through shared
     memory, tile-stage-stores), TILE_BULK_REDUCE=1 (an atomic add of an mma
     result into a block of an array, as the fused attention backward's dQ,
-    by TMA bulk reductions: tile-bulk-reduce; not yet measured, so off)."""
+    by TMA bulk reductions: tile-bulk-reduce; not yet measured, so off),
+    TILE_STAGED_MMA=1 (wgmma for an mma whose operand the loop computes,
+    staged through shared memory: the fused attention backward's dQ; off,
+    it gave wrong numbers on the H200 on 2026-12-05)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
     if pipeline not in _PIPELINES:
@@ -222,6 +225,7 @@ def codegen_switches():
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
+        "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),
     }
 
 

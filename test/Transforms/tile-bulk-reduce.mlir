@@ -1,4 +1,4 @@
-// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-bulk-reduce | FileCheck %s
+// RUN: tile-opt %s --split-input-file --tile-tiling="warp-tiling=true warpgroup-mma=true staged-operands=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-bulk-reduce | FileCheck %s
 
 // The fused backward's dQ: dQ^T = K^T dS^T (a warpgroup mma, 128 rows of
 // the head dimension by 64 queries) added into an f32 array by relaxed
