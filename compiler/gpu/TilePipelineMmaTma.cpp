@@ -537,6 +537,11 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
                stagedOperand(mma, forOp) == StagedOperand::A;
     std::optional<InvariantA> a =
         invariantA(mma, forOp, elemType, transposed, ofB);
+    // A streamed mma's transposed A stays in registers, as before staged
+    // operands: the M-major A (a_transposed) is only reached through them.
+    if (a && transposed && index < streamed.size())
+      a.reset();
+    transposed = transposed && a;
     auto known = !a ? invariants.end()
                     : llvm::find_if(invariants, [&](const InvariantA &k) {
                         return k.op.load == a->op.load;

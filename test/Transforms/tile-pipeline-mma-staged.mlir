@@ -197,3 +197,34 @@ func.func @carried(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, d
   tile.store %O[%bh, %kb, %c0], %sum3 : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>, tensor<1x64x128xf32>
   return
 }
+
+// -----
+
+// A streamed mma whose A is a block loaded in front of the loop, read
+// transposed (K^T V here), keeps A in registers: the M-major A buffer
+// (a_transposed) is only for staged mmas, not yet right on the GPU.
+// CHECK-LABEL: func.func @transposed_invariant
+// CHECK-NOT: a_transposed
+// CHECK: tilegpu.mma %{{.*}} : tensor<128x128xf16, {{.*}}>, !tilegpu.shared<128x128xf16
+// CHECK-NOT: a_transposed
+func.func @transposed_invariant(%K: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                                %V: !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> {tile.tma_ok},
+                                %O: !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>,
+                                %n: i32) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %bh = tile.bid 1
+  %zero = arith.constant dense<0.0> : tensor<128x128xf32>
+  %k3 = tile.load %K[%bh, %c0, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x128xf16>
+  %k = tile.reshape %k3 : tensor<1x128x128xf16> -> tensor<128x128xf16>
+  %kt = tile.permute %k, [1, 0] : tensor<128x128xf16> -> tensor<128x128xf16>
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x128xf32>) : i32 {
+    %v3 = tile.load %V[%bh, %i, %c0] : !tile.array<?x?x?xf16, strides = [?, ?, 1], align = 16, div = 16> -> tensor<1x128x128xf16>
+    %v = tile.reshape %v3 : tensor<1x128x128xf16> -> tensor<128x128xf16>
+    %r = tile.mma %kt, %v, %acc : tensor<128x128xf16>, tensor<128x128xf16> -> tensor<128x128xf32>
+    scf.yield %r : tensor<128x128xf32>
+  }
+  %s3 = tile.reshape %sum : tensor<128x128xf32> -> tensor<1x128x128xf32>
+  tile.store %O[%bh, %c0, %c0], %s3 : !tile.array<?x?x?xf32, strides = [?, ?, 1], align = 16, div = 16>, tensor<1x128x128xf32>
+  return
+}
