@@ -41,33 +41,46 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The 64-bit wgmma matrix descriptor of a swizzled operand at shared
-/// address `addr` (i32): start address, leading and stride byte offsets,
-/// swizzle mode (1: 128B, 2: 64B). Offsets are encoded >> 4.
-Value matrixDescriptor(OpBuilder &b, Location loc, Value addr,
-                       int64_t leadingBytes, int64_t strideBytes,
-                       int64_t swizzle = 128) {
-  Type i64 = b.getI64Type();
-  Value start = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, addr, constI32(b, loc, 4)),
-      constI32(b, loc, 0x3FFF));
-  uint64_t fields = uint64_t(leadingBytes >> 4) << 16 |
-                    uint64_t(strideBytes >> 4) << 32 |
-                    uint64_t(swizzle == 128 ? 1 : 2) << 62;
-  return arith::OrIOp::create(
-      b, loc, arith::ExtUIOp::create(b, loc, i64, start),
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(fields)));
-}
+/// A wgmma matrix descriptor of a swizzled operand. The low word (start
+/// address >> 4, leading byte offset >> 4) is computed in 32 bits; the high
+/// word (stride byte offset >> 4, swizzle mode 1: 128B, 2: 64B) is a
+/// constant joined to it only at each use. ptxas (CUDA 13.0) dropped the
+/// high word of a 64-bit descriptor to which a warpgroup's offset was
+/// added (the M-major A of the staged operands read no swizzle and no
+/// stride offset on the H200).
+struct MatrixDescriptor {
+  Value low;
+  uint32_t high;
 
-/// `desc` advanced by `bytes` (a multiple of 16) within its 14-bit start
-/// address field.
-Value advance(OpBuilder &b, Location loc, Value desc, int64_t bytes) {
-  if (!bytes)
-    return desc;
-  return arith::AddIOp::create(
-      b, loc, desc,
-      arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bytes >> 4)));
-}
+  MatrixDescriptor(OpBuilder &b, Location loc, Value addr, int64_t leadingBytes,
+                   int64_t strideBytes, int64_t swizzle = 128)
+      : high(uint32_t(strideBytes >> 4) | uint32_t(swizzle == 128 ? 1 : 2)
+                                              << 30) {
+    Value start = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, addr, constI32(b, loc, 4)),
+        constI32(b, loc, 0x3FFF));
+    low = arith::OrIOp::create(
+        b, loc, start, constI32(b, loc, int32_t(leadingBytes >> 4 << 16)));
+  }
+
+  /// Moves the start address by `offset` (i32, in 16-byte units).
+  void advanceBy(OpBuilder &b, Location loc, Value offset) {
+    low = arith::AddIOp::create(b, loc, low, offset);
+  }
+
+  /// The i64 descriptor `bytes` (a multiple of 16) further on, within the
+  /// 14-bit start address field.
+  Value at(OpBuilder &b, Location loc, int64_t bytes = 0) const {
+    Value start =
+        bytes ? arith::AddIOp::create(b, loc, low, constI32(b, loc, bytes >> 4))
+                    .getResult()
+              : low;
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getI32Type()),
+        ValueRange{start, constI32(b, loc, int32_t(high))});
+    return LLVM::BitcastOp::create(b, loc, b.getI64Type(), pair);
+  }
+};
 
 /// The accumulator registers of an mma with warps [numWarps, 1], grouped
 /// by 64-row block in wgmma's order d[4j + q]: `index[i][4j + q]` is the
@@ -147,8 +160,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   // each). B = V: the loaded block [k][n] is N-major (panels along n).
   Value bAddr =
       LLVM::PtrToIntOp::create(rewriter, loc, rewriter.getI32Type(), bSlot);
-  Value bDesc =
-      matrixDescriptor(rewriter, loc, bAddr, bKMajor ? 16 : k * 128, 1024);
+  MatrixDescriptor bDesc(rewriter, loc, bAddr, bKMajor ? 16 : k * 128, 1024);
   Type i32 = rewriter.getI32Type();
   auto asI32 = [&](Value v) -> Value {
     return v.getType() == i32
@@ -168,7 +180,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   for (int64_t kk = 0; kk < k; kk += 16) {
     int64_t bytes =
         bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb : kk * 128;
-    Value b = advance(rewriter, loc, bDesc, bytes);
+    Value b = bDesc.at(rewriter, loc, bytes);
     for (auto [i, block] : llvm::enumerate(blockAcc)) {
       SmallVector<Value> a;
       for (Value v : aFrags[kk / 16][i])
@@ -215,9 +227,10 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   int64_t aSwizzle = aMMajor ? 128 : warpgroupSwizzle(k * eb);
   int64_t aWidth = aSwizzle / eb;
   Value aAddr = LLVM::PtrToIntOp::create(rewriter, loc, i32, aSlot);
-  Value aDesc = aMMajor ? matrixDescriptor(rewriter, loc, aAddr, k * 128, 1024)
-                        : matrixDescriptor(rewriter, loc, aAddr, 16,
-                                           8 * aSwizzle, aSwizzle);
+  MatrixDescriptor aDesc =
+      aMMajor
+          ? MatrixDescriptor(rewriter, loc, aAddr, k * 128, 1024)
+          : MatrixDescriptor(rewriter, loc, aAddr, 16, 8 * aSwizzle, aSwizzle);
   // The bytes from A's first row to row `row` (a multiple of 64).
   auto aRowBytes = [&](int64_t row) {
     return aMMajor ? row / 64 * k * 128 : row * aSwizzle;
@@ -226,18 +239,17 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
   bool bKMajor = w->bKMajor;
   int64_t bSwizzle = bKMajor ? aSwizzle : 128, bWidth = bSwizzle / eb;
   Value bAddr = LLVM::PtrToIntOp::create(rewriter, loc, i32, bSlot);
-  Value bDesc = bKMajor ? matrixDescriptor(rewriter, loc, bAddr, 16,
-                                           8 * bSwizzle, bSwizzle)
-                        : matrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
+  MatrixDescriptor bDesc =
+      bKMajor
+          ? MatrixDescriptor(rewriter, loc, bAddr, 16, 8 * bSwizzle, bSwizzle)
+          : MatrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
   // The warpgroup's first row: 64 rows per group.
   Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
                                        constI32(rewriter, loc, 4));
-  aDesc = arith::AddIOp::create(
-      rewriter, loc, aDesc,
-      arith::ExtUIOp::create(
-          rewriter, loc, rewriter.getI64Type(),
-          arith::MulIOp::create(rewriter, loc, group,
-                                constI32(rewriter, loc, aRowBytes(64) >> 4))));
+  aDesc.advanceBy(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, group,
+                            constI32(rewriter, loc, aRowBytes(64) >> 4)));
 
   // Accumulator registers per 64-row block, in wgmma's order d[4j + q].
   SmallVector<SmallVector<int64_t>> index =
@@ -277,10 +289,9 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
         aMMajor ? kk * 128 : kk / aWidth * m * aSwizzle + kk % aWidth * eb;
     int64_t bK =
         bKMajor ? kk / bWidth * n * bSwizzle + kk % bWidth * eb : kk * 128;
-    Value b = advance(rewriter, loc, bDesc, bK);
+    Value b = bDesc.at(rewriter, loc, bK);
     for (int64_t i = 0; i < int64_t(blockAcc.size()); ++i) {
-      Value a =
-          advance(rewriter, loc, aDesc, aK + aRowBytes(16 * numWarps * i));
+      Value a = aDesc.at(rewriter, loc, aK + aRowBytes(16 * numWarps * i));
       blockAcc[i] = NVVM::WgmmaMmaAsyncOp::create(
           rewriter, loc, structType, blockAcc[i], a, b,
           NVVM::MMAShapeAttr::get(ctx, 64, n, kStep), type, type, accWgmmaType,

@@ -29,15 +29,17 @@
 // TILED-NOT: arith.extf
 // TILED: tile.mma {{.*}}instr = [64, 256, 32]{{.*}} : tensor<128x128xf8E4M3FN>, tensor<128x256xf8E4M3FN> -> tensor<128x256xf32>
 
-// K = 128: 128-byte panels, A and B: mode 1 << 62 | 1024 >> 4 << 32 | 16 >> 4 << 16.
+// K = 128: 128-byte panels, A and B: high word mode 1 << 30 | 1024 >> 4,
+// low word 16 >> 4 << 16.
 // GPU128: tile.shared_mem = 196608
-// GPU128: arith.constant 4611686293305360384 : i64
+// GPU128-DAG: arith.constant 1073741888 : i32
+// GPU128-DAG: arith.constant 65536 : i32
 // GPU128: scf.for
 // GPU128-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // GPU128-NEXT: nvvm.wgmma.commit.group.sync.aligned
 
-// K = 64: 64-byte panels: mode 2 << 62 | 512 >> 4 << 32 | 16 >> 4 << 16.
-// GPU64: arith.constant -9223371899415756800 : i64
+// K = 64: 64-byte panels: high word mode 2 << 30 | 512 >> 4.
+// GPU64: arith.constant -2147483616 : i32
 // GPU64: scf.for
 // GPU64-COUNT-2: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 32>, D[<f32>, <one>], A[<e5m2>, <one>, <row>], B[<e5m2>, <one>, <col>]
 // GPU64-NEXT: nvvm.wgmma.commit.group.sync.aligned

@@ -9,10 +9,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // GPU: tile.shared_mem = 98304
-// A: mode 2 (64B) << 62 | 512 >> 4 << 32 | 16 >> 4 << 16.
-// GPU-DAG: arith.constant -9223371899415756800 : i64
-// B: mode 1 (128B) << 62 | 1024 >> 4 << 32 | (32 x 128) >> 4 << 16.
-// GPU-DAG: arith.constant 4611686293322072064 : i64
+// Descriptors, high word (a constant joined to the low one at each use):
+// A: mode 2 (64B) << 30 | 512 >> 4; low word: 16 >> 4 << 16.
+// GPU-DAG: arith.constant -2147483616 : i32
+// GPU-DAG: arith.constant 65536 : i32
+// B: mode 1 (128B) << 30 | 1024 >> 4; low word: (32 x 128) >> 4 << 16.
+// GPU-DAG: arith.constant 1073741888 : i32
+// GPU-DAG: arith.constant 16777216 : i32
 // GPU: scf.for
 // GPU-COUNT-2: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>
 // GPU-NEXT: nvvm.wgmma.commit.group.sync.aligned
