@@ -1,8 +1,8 @@
 """The attention backward's five products in one kernel on sm_90 (issue 19),
-behind TILE_STAGED_MMA=1 (tile-tiling's staged-operands): its GPU numbers
-were wrong on the H200 on 2026-12-05 (test_fused_backward_matches_float64 is
-an expected failure until that is found), so by default the kernel keeps
-mma.sync.
+behind TILE_STAGED_MMA=1 (tile-tiling's staged-operands). Correct on the
+H200 since the wgmma descriptors keep their high word apart (2026-12-05),
+but slower than the two-kernel backward there (0.54-0.58x SDPA against
+0.71-0.73x), so by default the kernel keeps mma.sync.
 attention_dkdvdq of examples/flash_attention_backward.py, whose dQ = dS K
 of 64 queries tile-tiling computes as dQ^T = K^T dS^T (a warpgroup mma over
 the head dimension's 128 rows), with dS^T written into a swizzled shared
@@ -89,6 +89,11 @@ def test_fused_backward_products_are_warpgroup_mmas(tmp_path, d, causal):
     assert "mma.sync" not in ptx
     assert "fence.proxy.async.shared::cta" in ptx
     assert "cp.async.bulk.tensor" in ptx
+    # Each descriptor's high word (stride offset, swizzle) is or-ed onto its
+    # low word: ptxas dropped it from a 64-bit add of the warpgroup offset
+    # (the M-major A read unswizzled on the H200, 2026-12-05).
+    assert not re.search(r"add\.s64\s+%rd\d+, %rd\d+, \d{11,};", ptx)
+    assert "or.b64" in ptx
     report = _ptxas_info(tmp_path, ptx, "dkdvdq")
     used = int(re.search(r"Used (\d+) registers", report).group(1))
     assert used <= 168, report
@@ -189,17 +194,9 @@ def test_fused_backward_overlap_refused_on_the_fake_driver(tmp_path):
         assert r["launches"] == 2
 
 
-# The staged path on the GPU: wrong dQ, dK and dV at d 128 and out-of-range
-# shared reads at d 64 on the H200 (2026-12-05). An illegal access poisons
-# the process's CUDA context, and with it the rest of the GPU suite, so the
-# tests are skipped (not xfail) until the cause is found.
-STAGED_BROKEN = pytest.mark.skip(
-    reason="TILE_STAGED_MMA=1 gave wrong numbers and out-of-range shared reads on "
-    "the H200 (2026-12-05); see issue 19's note")
 
 
 @pytest.mark.gpu
-@STAGED_BROKEN
 @pytest.mark.parametrize("causal", [False, True])
 def test_fused_backward_refuses_overlapping_arrays(dev, monkeypatch, causal):
     """dQ's f32 array laid over Q's memory: the ring would read Q ahead of
@@ -230,7 +227,6 @@ def test_fused_backward_refuses_overlapping_arrays(dev, monkeypatch, causal):
 
 
 @pytest.mark.gpu
-@STAGED_BROKEN
 @pytest.mark.parametrize("bulk", ["", "1"])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("seq", [256, 333])
