@@ -54,6 +54,57 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
   return out;
 }
 
+/// A warp-specialized kernel launches every warp with the registers its
+/// setmaxnreg plan redistributes: (producer x P + consumer x C) / (P + C)
+/// per thread for P producer and C consumer warpgroups, as `.maxnreg` (ptxas
+/// then allocates exactly that). Left to ptxas, a small kernel got 64 or
+/// 128, the consumers' setmaxnreg.inc 232 waited forever for registers no
+/// warp could free, and the 64x64 persistent matmul hung on the H200. When
+/// an occupancy (minctasm) caps the block's registers lower, the consumers
+/// ask for what the cap leaves them.
+void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
+                            int32_t threads) {
+  int32_t producer = 0, consumer = 0;
+  SmallVector<NVVM::SetMaxRegisterOp> increases;
+  func.walk([&](NVVM::SetMaxRegisterOp op) {
+    if (op.getAction() == NVVM::SetMaxRegisterAction::decrease) {
+      producer = std::max<int32_t>(producer, op.getRegCount());
+    } else {
+      consumer = std::max<int32_t>(consumer, op.getRegCount());
+      increases.push_back(op);
+    }
+  });
+  int32_t groups = threads / 128, producers = 1;
+  func.walk([&](scf::IfOp split) {
+    if (auto ws = split->getAttrOfType<tilegpu::WarpSpecializedAttr>(
+            tilegpu::WarpSpecializedAttr::getAttrName()))
+      producers = ws.getProducers() / 4;
+  });
+  int32_t consumers = groups - producers;
+  if (!producer || !consumer || consumers <= 0)
+    return;
+  auto roundDown8 = [](int32_t r) { return r / 8 * 8; };
+  // Registers are allocated per warp in multiples of 8, 255 at most.
+  int32_t blocks = 1;
+  if (auto minBlocks = gpuFunc->getAttrOfType<IntegerAttr>("nvvm.minctasm"))
+    blocks = std::max<int32_t>(1, minBlocks.getInt());
+  int32_t cap = std::min(248, roundDown8(65536 / (threads * blocks)));
+  int32_t perThread =
+      (producer * producers + consumer * consumers + groups - 1) / groups;
+  perThread = (perThread + 7) / 8 * 8;
+  if (perThread > cap) {
+    perThread = cap;
+    consumer =
+        std::min(consumer,
+                 roundDown8((cap * groups - producer * producers) / consumers));
+    for (NVVM::SetMaxRegisterOp op : increases)
+      op.setRegCount(consumer);
+  }
+  gpuFunc->setAttr(
+      "nvvm.maxnreg",
+      IntegerAttr::get(IntegerType::get(func.getContext(), 32), perThread));
+}
+
 /// Moves `func` into a gpu.func in `gpuModule`; arrays are rebuilt from
 /// their parts by an unrealized cast that the memory patterns look through.
 LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
@@ -90,11 +141,17 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
       count(cast<RankedTensorType>(mma.getType()), mma.getATileType(),
             mma.getBTileType());
   });
-  if (mmas == 1 && regs <= 96 && numWarps >= 4)
+  bool warpSpecialized = false;
+  func.walk([&](NVVM::SetMaxRegisterOp) { warpSpecialized = true; });
+  // (A warp-specialized kernel's registers are its setmaxnreg plan's.)
+  if (mmas == 1 && regs <= 96 && numWarps >= 4 && !warpSpecialized)
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
   // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins.
   if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy"))
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(occupancy.getInt()));
+  if (warpSpecialized)
+    planWarpgroupRegisters(func, gpuFunc,
+                           int32_t(blockWarps(func, numWarps)) * 32);
   // Where the conversion's scratch starts (sharedBase).
   if (auto reserved = func->getAttr(kSharedBytesAttr))
     gpuFunc->setAttr(kSharedBytesAttr, reserved);

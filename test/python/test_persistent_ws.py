@@ -78,6 +78,53 @@ def test_persistent_ring_specialization_off(tmp_path):
     assert "st.global.v4" not in ptx
 
 
+OCCUPANCY_2 = """
+import tile
+
+@tile.kernel(occupancy=2)
+def persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
+               BK: tile.Constant[int]):
+    num_n = tile.cdiv(b.shape[1], BN)
+    for t in range(tile.bid(0), tile.cdiv(a.shape[0], BM) * num_n, tile.num_blocks(0)):
+        acc = tile.zeros((BM, BN), tile.float32)
+        for k in tile.range(tile.cdiv(a.shape[1], BK)):
+            acc = tile.mma(tile.load(a, index=(t // num_n, k), shape=(BM, BK)),
+                           tile.load(b, index=(k, t % num_n), shape=(BK, BN)), acc)
+        tile.store(c, index=(t // num_n, t % num_n), tile=acc.astype(c.dtype))
+"""
+
+
+@needs_sm90
+@pytest.mark.parametrize("bm,bn,threads,regs,consumer", [
+    (64, 64, 256, 136, 232),     # a producer and one consumer warpgroup
+    (128, 256, 384, 168, 232),   # a producer and two
+    ("occupancy", 64, 256, 128, 216),  # two blocks per SM cap the registers
+])
+def test_warp_specialized_registers_cover_the_plan(tmp_path, bm, bn, threads, regs,
+                                                   consumer):
+    """Every warp launches with the registers the setmaxnreg plan hands out
+    ((40 P + 232 C) / (P + C), `.maxnreg`), and no automatic two-blocks-per-SM
+    cap: ptxas gave the 64x64 persistent matmul 128 registers (64 without
+    the cap), its consumers' setmaxnreg.inc 232 waited for registers nobody
+    could free, and the autotuner hung on the H200 (2026-12-05). Under an
+    occupancy hint the consumers ask for what the cap leaves."""
+    sig = "f16[8192,1024], f16[1024,8192], f16[8192,8192]"
+    if bm == "occupancy":
+        src = tmp_path / "occ.py"
+        src.write_text(OCCUPANCY_2)
+        args = [str(src) + "::persistent", "-D", "BM=64"]
+    else:
+        args = [BENCH + "::matmul_persistent", "-D", f"BM={bm}", "-D", "GROUP=8"]
+    ptx = run_tilec(args + ["--args", sig, "-D", f"BN={bn}", "-D", "BK=64",
+                            "--target", "sm_90", "--emit", "ptx"], tmp_path).stdout
+    assert f".maxntid {threads}, 1, 1" in ptx
+    assert re.search(rf"\.maxnreg {regs}\b", ptx), ptx[:2000]
+    assert re.search(rf"setmaxnreg.inc.sync.aligned.u32\s+{consumer};", ptx)
+    assert (".minnctapersm 2" in ptx) == (bm == "occupancy")
+    report = _ptxas_info(tmp_path, ptx, f"ws_regs_{bm}")
+    assert f"Used {regs} registers" in report, report
+
+
 @pytest.fixture(scope="module")
 def dev():
     return Device()
@@ -98,8 +145,11 @@ CASES = [  # M, N, K, programs
 @pytest.mark.parametrize("stages", [None, 4])
 @pytest.mark.parametrize("specialize", ["", "0"])
 @pytest.mark.parametrize("kernel", ["matmul_persistent", "matmul_persistent_range"])
+@pytest.mark.parametrize("tiles", ["128x256", "64x64"])
 def test_persistent_matmul_matches_float64(dev, monkeypatch, M, N, K, programs, dtype,
-                                           stages, specialize, kernel):
+                                           stages, specialize, kernel, tiles):
+    """64x64 tiles: one consumer warpgroup beside the producer (it hung
+    before the registers followed the setmaxnreg plan)."""
     torch = dev.torch
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("TMA wgmma rings are sm_90 only")
@@ -112,7 +162,8 @@ def test_persistent_matmul_matches_float64(dev, monkeypatch, M, N, K, programs, 
     a = torch.randn(M, K, generator=gen).to(tdt).cuda()
     b = torch.randn(K, N, generator=gen).to(tdt).cuda()
     c = torch.full((M, N), float("nan"), dtype=tdt, device="cuda")
-    cfg = dict(BM=128, BN=256, BK=64, GROUP=8)
+    cfg = dict(BM=128, BN=256, BK=64, GROUP=8) if tiles == "128x256" else \
+        dict(BM=64, BN=64, BK=64, GROUP=8)
     kern[(programs,)](a, b, c, **cfg)
     ptx = kern.compile(a, b, c, **cfg).asm["ptx"]
     assert ("setmaxnreg" in ptx) == (specialize == "")
