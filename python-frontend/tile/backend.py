@@ -205,10 +205,10 @@ def codegen_switches():
     results stored from their fragments, not in 16-byte runs through shared
     memory, tile-stage-stores), TILE_BULK_REDUCE=1 (an atomic add of an mma
     result into a block of an array, as the fused attention backward's dQ,
-    by TMA bulk reductions: tile-bulk-reduce; not yet measured, so off),
-    TILE_STAGED_MMA=1 (wgmma for an mma whose operand the loop computes,
-    staged through shared memory: the fused attention backward's dQ; off,
-    it gave wrong numbers on the H200 on 2026-12-05)."""
+    by TMA bulk reductions: tile-bulk-reduce; off, it needs the staged
+    path), TILE_STAGED_MMA=1 (wgmma for an mma whose operand the loop
+    computes, staged through shared memory: the fused attention backward's
+    dQ; off, the fused backward measured slower than the two kernels)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
     if pipeline not in _PIPELINES:
