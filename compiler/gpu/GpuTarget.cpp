@@ -371,19 +371,53 @@ static int64_t spillBytes(StringRef log) {
   return most;
 }
 
+/// `ptx` without the line of each directive in `directives` (if present).
+static std::string withoutDirectives(StringRef ptx,
+                                     ArrayRef<StringRef> directives) {
+  std::string out = ptx.str();
+  for (StringRef directive : directives) {
+    size_t at = out.find(directive.str());
+    if (at != std::string::npos)
+      out.erase(at, out.find('\n', at) - at);
+  }
+  return out;
+}
+
+/// The value of directive `name` (".maxnreg") in `ptx`, or 0.
+static int64_t directiveValue(StringRef ptx, StringRef name) {
+  size_t at = ptx.find(name);
+  int64_t value = 0;
+  if (at != StringRef::npos)
+    ptx.drop_front(at + name.size()).ltrim().consumeInteger(10, value);
+  return value;
+}
+
 FailureOr<std::string> mlir::tile::assembleCubin(StringRef ptx, StringRef chip,
-                                                 std::string &log,
-                                                 bool verbose, bool lineInfo) {
-  // A register cap from .minnctapersm (two blocks per SM for mma kernels)
-  // is dropped when it makes ptxas spill more than a few registers.
-  size_t cap = ptx.find(".minnctapersm");
-  if (cap == StringRef::npos)
+                                                 std::string &log, bool verbose,
+                                                 bool lineInfo) {
+  // Register caps are dropped when ptxas cannot fit the code under them, or
+  // spills more than a few registers: the .minnctapersm of two blocks per SM
+  // for mma kernels, and a warp-specialized kernel's .maxnreg (its setmaxnreg
+  // plan). Without it ptxas takes what the code needs, more than the plan,
+  // which still covers the consumers' setmaxnreg.inc.
+  bool capped = ptx.contains(".minnctapersm") || ptx.contains(".maxnreg");
+  if (!capped)
     return runPtxas(ptx, chip, log, verbose, lineInfo);
   FailureOr<std::string> cubin =
       runPtxas(ptx, chip, log, /*verbose=*/true, lineInfo);
-  if (failed(cubin) || spillBytes(log) <= 64)
+  if (succeeded(cubin) && spillBytes(log) <= 64)
     return cubin;
-  std::string uncapped = ptx.str();
-  uncapped.erase(cap, ptx.find('\n', cap) - cap);
-  return runPtxas(uncapped, chip, log, verbose, lineInfo);
+  std::string cappedLog = log;
+  FailureOr<std::string> uncapped =
+      runPtxas(withoutDirectives(ptx, {".minnctapersm", ".maxnreg"}), chip, log,
+               /*verbose=*/true, lineInfo);
+  // Fewer registers than the plan would leave setmaxnreg.inc waiting
+  // forever: the spilling build is the one to keep.
+  int64_t plan = directiveValue(ptx, ".maxnreg");
+  if (succeeded(uncapped) && plan && directiveValue(log, "Used") < plan &&
+      succeeded(cubin)) {
+    log = cappedLog;
+    return cubin;
+  }
+  return uncapped;
 }
