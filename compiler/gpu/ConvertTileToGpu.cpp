@@ -57,7 +57,8 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
 /// A warp-specialized kernel launches every warp with the registers its
 /// setmaxnreg plan redistributes: (producer x P + consumer x C) / (P + C)
 /// per thread for P producer and C consumer warpgroups, as `.maxnreg` (ptxas
-/// then allocates exactly that). Left to ptxas, a small kernel got 64 or
+/// then allocates exactly that; assembleCubin drops it for code that needs
+/// more). Left to ptxas, a small kernel got 64 or
 /// 128, the consumers' setmaxnreg.inc 232 waited forever for registers no
 /// warp could free, and the 64x64 persistent matmul hung on the H200. When
 /// an occupancy (minctasm) caps the block's registers lower, the consumers
