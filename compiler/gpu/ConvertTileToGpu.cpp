@@ -58,11 +58,11 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
 /// setmaxnreg plan redistributes: (producer x P + consumer x C) / (P + C)
 /// per thread for P producer and C consumer warpgroups, as `.maxnreg` (ptxas
 /// then allocates exactly that; assembleCubin drops it for code that needs
-/// more). Left to ptxas, a small kernel got 64 or
-/// 128, the consumers' setmaxnreg.inc 232 waited forever for registers no
-/// warp could free, and the 64x64 persistent matmul hung on the H200. When
-/// an occupancy (minctasm) caps the block's registers lower, the consumers
-/// ask for what the cap leaves them.
+/// more). Left to ptxas, a small kernel got 64 or 128, the consumers'
+/// setmaxnreg.inc 232 waited forever for registers no warp could free, and
+/// the 64x64 persistent matmul hung on the H200. When an occupancy
+/// (minctasm) caps the block's registers lower, the consumers ask for what
+/// the cap leaves them.
 void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
                             int32_t threads) {
   int32_t producer = 0, consumer = 0;
