@@ -101,6 +101,9 @@ struct GpuBinary {
   std::string kernelName;
   int numWarps = 4;
   int sharedMem = 0; // bytes of dynamic shared memory per block
+  /// Blocks per thread-block cluster along grid axis 0 (1: no clusters);
+  /// the kernel runs either way, clusters form where the grid divides.
+  int clusterSize = 1;
   std::vector<TensorMapArg> tensorMaps;
   std::vector<DisjointArrays> disjoint;
   std::string ptx;

@@ -212,6 +212,33 @@ def TileBulkReduce : Pass<"tile-bulk-reduce", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
 }
 
+def TileClusterMulticast : Pass<"tile-cluster-multicast", "::mlir::ModuleOp"> {
+  let summary = "Share a warp-specialized ring's TMA copies within clusters of two blocks";
+  let description = [{
+    A kernel asking for thread-block clusters (`tile.num_ctas` >= 2, the
+    `num_ctas` hint) whose TMA ring has a producer warpgroup (after
+    tile-warp-specialize) runs as clusters of two neighbouring blocks along
+    grid axis 0 (`tilegpu.cluster_size = 2` on the kernel; the runtime
+    launches clusters when grid axis 0 is even). A copy both blocks make is
+    read from L2 once: the producer evaluates the copy's coordinates at the
+    other block's index (the slice from `tile.bid 0`, cloned) and, when they
+    agree, each CTA issues half of the block's panels with `multicast` to
+    both (a matmul's neighbouring blocks in grouped order share B;
+    attention's query blocks share K and V). Both CTAs' consumers release
+    every slot (`mbarrier_arrive ... cta`, one lane per warp, on the other
+    CTA's empty barrier), the barriers are made visible to the cluster
+    before the warps split, and neither CTA exits while the other may still
+    arrive on its barriers. Launched without clusters (%cluster_nctarank
+    1) the kernel shares nothing. Left alone: a producer whose copies are
+    not in one loop of its own (persistent loops), or a trip count that
+    depends on the block.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "Give a kernel's TMA ring a producer warpgroup of its own";
   let description = [{
@@ -241,6 +268,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     and the slots count the block's iterations across tiles (a value the
     persistent loop carries), so the producer fills the next tile's slots while the
     consumers finish and store this one.
+    A kernel asking for thread-block clusters (`tile.num_ctas` >= 2) gets
+    a producer for its ring whatever `rings` says (tile-cluster-multicast
+    needs its barriers).
     Other kernels are left as they are.
   }];
   let options = [

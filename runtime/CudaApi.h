@@ -46,8 +46,10 @@ constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 /// The driver's special stream handles: they belong to whichever context is
 /// current, so they cannot be asked for their context.
 // cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig and
-// CUlaunchAttribute, same layout): tile sets one attribute, programmatic
-// stream serialization, for programmatic dependent launches.
+// CUlaunchAttribute, same layout): tile sets programmatic stream
+// serialization (programmatic dependent launches) and the cluster
+// dimension (thread-block clusters).
+constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
 constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
 struct CUlaunchAttribute {
   int id;
@@ -55,6 +57,9 @@ struct CUlaunchAttribute {
   union {
     char bytes[64];
     int programmaticStreamSerializationAllowed;
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
   } value;
 };
 struct CUlaunchConfig {

@@ -104,12 +104,19 @@ bool CudaModule::launchImpl(const LaunchConfig &config, CUstream stream,
     fn = function(ctx);
   ScopedContext scope(driver, ctx, current);
   CUresult r;
-  if (config.programmaticDependentLaunch) {
+  if (config.programmaticDependentLaunch || config.clusterDimX > 1) {
     driver.require(reinterpret_cast<const void *>(cu.cuLaunchKernelEx),
                    "cuLaunchKernelEx");
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchAttribute attrs[2] = {};
+    unsigned count = 0;
+    if (config.programmaticDependentLaunch) {
+      attrs[count].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attrs[count++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (config.clusterDimX > 1) {
+      attrs[count].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[count++].value.clusterDim = {config.clusterDimX, 1, 1};
+    }
     CUlaunchConfig ex{config.grid[0],
                       config.grid[1],
                       config.grid[2],
@@ -118,8 +125,8 @@ bool CudaModule::launchImpl(const LaunchConfig &config, CUstream stream,
                       config.block[2],
                       config.sharedMem,
                       stream,
-                      &attr,
-                      1};
+                      attrs,
+                      count};
     r = cu.cuLaunchKernelEx(&ex, fn, params, nullptr);
   } else {
     r = cu.cuLaunchKernel(fn, config.grid[0], config.grid[1], config.grid[2],

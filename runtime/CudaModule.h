@@ -25,6 +25,9 @@ struct LaunchConfig {
   /// (cuLaunchKernelEx with programmatic stream serialization): the kernel
   /// waits for it in griddepcontrol.wait. sm_90 and newer.
   bool programmaticDependentLaunch = false;
+  /// Blocks per thread-block cluster along grid axis 0 (sm_90 and newer;
+  /// 1: none). The grid's axis 0 must be a multiple of it.
+  unsigned clusterDimX = 1;
 };
 
 class CudaModule {

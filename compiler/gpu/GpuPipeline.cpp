@@ -230,6 +230,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     specialization.rings = stringifyWarpSpecialization(opts.warpSpecialize);
     specialization.pingPong = opts.pingPong;
     pipePm.addPass(createTileWarpSpecialize(specialization));
+    pipePm.addPass(createTileClusterMulticast());
     if (opts.overlapMmaChain && !opts.pingPong)
       pipePm.addPass(createTileOverlapMmaChain());
   }
@@ -243,6 +244,9 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     if (func->hasAttr("tile.kernel"))
       bin.numWarps = blockWarps(func, bin.numWarps);
   bin.tensorMaps = getTensorMapArgs(module);
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto cluster = func->getAttrOfType<IntegerAttr>(kClusterSizeAttr))
+      bin.clusterSize = int(cluster.getInt());
   bin.disjoint = getDisjointArrays(module);
 
   PassManager gpuPm(ctx);

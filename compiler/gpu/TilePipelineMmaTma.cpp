@@ -131,7 +131,9 @@ void copyBlock(OpBuilder &b, Location loc, TmaOperand &o, IRMapping &map,
   auto ringType = cast<tilegpu::SharedBufferType>(o.ring.getType());
   Value dst =
       tilegpu::SlotOp::create(b, loc, ringType.withSlots(1), o.ring, slot);
-  tilegpu::TmaLoadOp::create(b, loc, o.map, coords, dst, bars, barrier);
+  tilegpu::TmaLoadOp::create(b, loc, o.map, coords, dst, bars, barrier,
+                             /*ctaMask=*/Value(), /*clusterRank=*/Value(),
+                             /*cluster_size=*/IntegerAttr());
 }
 
 /// The copies of iteration `j` (i32) into slot `slot` of the rings, when

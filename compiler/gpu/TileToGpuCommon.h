@@ -60,6 +60,11 @@ struct ArrayParts {
 /// Finds the parts of `array` (the result of the entry cast of the kernel).
 FailureOr<ArrayParts> getArrayParts(Value array);
 
+/// The kernel attribute of tile-cluster-multicast: the kernel runs in
+/// thread-block clusters of this many blocks along grid axis 0 when the
+/// grid divides (an i64; the runtime launches it so).
+constexpr llvm::StringLiteral kClusterSizeAttr = "tilegpu.cluster_size";
+
 /// Name of the dynamic shared memory symbol in the gpu.module.
 constexpr llvm::StringLiteral kSharedSymbol = "tile_shared";
 

@@ -7,8 +7,10 @@
 // - mbarrier_init: thread 0 initializes, then fence.mbarrier_init and a
 //   block barrier, so every thread (and the TMA unit) sees it initialized;
 // - mbarrier_arrive_expect_tx, tma_load: thread 0 alone (one arrival, one
-//   copy per box: a block of several swizzled panels is one box each);
+//   copy per box: a block of several swizzled panels is one box each; a
+//   copy shared by a cluster's CTAs issues this CTA's panels, multicast);
 // - mbarrier_arrive: every thread arrives (init's count counts threads);
+//   with a `cta`, on that CTA's barrier of the cluster (mapa);
 // - mbarrier_inval: thread 0 (the caller puts barriers around it);
 // - mbarrier_wait: every thread loops on try_wait.parity (the NVVM op is
 //   that loop);
@@ -41,6 +43,12 @@ constexpr int64_t kWaitSuspendNs = 10'000'000;
 Value barrierAddress(OpBuilder &b, Location loc, Value barriers, Value index) {
   return LLVM::GEPOp::create(b, loc, barriers.getType(), b.getI64Type(),
                              barriers, ValueRange{index});
+}
+
+/// The type of a shared::cluster address (another CTA's shared memory).
+LLVM::LLVMPointerType sharedClusterPointer(MLIRContext *ctx) {
+  return LLVM::LLVMPointerType::get(
+      ctx, static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
 }
 
 /// Runs `body` on thread 0 of the block only (of its warp-specialized
@@ -110,11 +118,22 @@ struct MBarrierArrivePattern : OpConversionPattern<tilegpu::MBarrierArriveOp> {
   matchAndRewrite(tilegpu::MBarrierArriveOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(),
-                                   barrierAddress(rewriter, loc,
-                                                  adaptor.getBarriers(),
-                                                  adaptor.getIndex()),
-                                   /*count=*/Value());
+    Value bar = barrierAddress(rewriter, loc, adaptor.getBarriers(),
+                               adaptor.getIndex());
+    if (!adaptor.getCta()) {
+      NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(), bar,
+                                     /*count=*/Value());
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // The same barrier in the shared memory of CTA `cta` of the cluster.
+    Value remote = NVVM::MapaOp::create(
+        rewriter, loc, sharedClusterPointer(rewriter.getContext()), bar,
+        adaptor.getCta());
+    NVVM::MBarrierArriveOp::create(rewriter, loc, /*res=*/Type(), remote,
+                                   /*count=*/Value(),
+                                   NVVM::MemScopeKind::CLUSTER,
+                                   /*relaxed=*/false);
     rewriter.eraseOp(op);
     return success();
   }
@@ -168,10 +187,39 @@ struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
     int64_t width = op.getMap().getType().getBox().back();
     int64_t panels = dstType.getCols() / width;
     int64_t panelBytes = dstType.getRows() * width * dstType.getElementBytes();
+    // In a cluster, whether the copy is shared with other CTAs (its mask
+    // names more than this one): then this CTA issues its panels only.
+    Value shared;
+    if (Value mask = adaptor.getCtaMask()) {
+      Value self = arith::ShLIOp::create(
+          rewriter, loc, constI32(rewriter, loc, 1), adaptor.getClusterRank());
+      Value wide =
+          arith::ExtUIOp::create(rewriter, loc, rewriter.getI32Type(), mask);
+      shared = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                     wide, self);
+    }
     onThreadZero(rewriter, loc, [&] {
       Value bar = barrierAddress(rewriter, loc, adaptor.getBarriers(),
                                  adaptor.getIndex());
       for (int64_t p = 0; p < panels; ++p) {
+        std::optional<OpBuilder::InsertionGuard> guard;
+        if (shared) {
+          // Panel p is this CTA's unless shared with another that owns it.
+          int64_t owner = p % *op.getClusterSize();
+          Value mine = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, adaptor.getClusterRank(),
+              constI32(rewriter, loc, owner));
+          Value issue = arith::OrIOp::create(
+              rewriter, loc,
+              arith::XOrIOp::create(
+                  rewriter, loc, shared,
+                  arith::ConstantIntOp::create(rewriter, loc, 1, 1)),
+              mine);
+          auto ifIssue = scf::IfOp::create(rewriter, loc, issue,
+                                           /*withElseRegion=*/false);
+          guard.emplace(rewriter);
+          rewriter.setInsertionPoint(ifIssue.thenBlock()->getTerminator());
+        }
         // Panel p: the box `p * width` elements further along the inner
         // dimension, `p * panelBytes` into the block.
         Value panel = adaptor.getDst();
@@ -184,14 +232,11 @@ struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
                                             constI32(rewriter, loc, p * width));
         }
         Value dst = LLVM::AddrSpaceCastOp::create(
-            rewriter, loc,
-            LLVM::LLVMPointerType::get(
-                rewriter.getContext(),
-                static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
-            panel);
+            rewriter, loc, sharedClusterPointer(rewriter.getContext()), panel);
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
             rewriter, loc, dst, *map, coords, bar,
-            /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+            /*im2colOffsets=*/ValueRange(),
+            /*multicastMask=*/adaptor.getCtaMask(),
             /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
             /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
       }
@@ -262,8 +307,8 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
     // (128-byte rows) by `other` outer ones.
     int64_t inner = innerRows ? 64 : cols, other = innerRows ? cols : 64;
     int64_t partBytes = 64 * cols * 4;
-    Value group = arith::DivUIOp::create(rewriter, loc,
-                                         warpId(rewriter, loc), c(4));
+    Value group =
+        arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc), c(4));
     Value issuing = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::eq,
         arith::RemUIOp::create(rewriter, loc, threadIdX(rewriter, loc), c(128)),
@@ -292,15 +337,13 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
     // Element (row, col): in the warpgroup's part, the inner index along
     // the panels' columns, the outer one along their rows.
     int64_t v = innerRows ? 1 : std::min<int64_t>(getContiguity(*layout, 1), 4);
-    storeSwizzled(rewriter, loc, part,
-                  unpackVector(rewriter, loc, adaptor.getValue()),
-                  type.getElementType(), *layout, v, other, 128,
-                  [&](Value row, Value col) {
-                    Value inGroup = arith::AndIOp::create(rewriter, loc, row,
-                                                          c(63));
-                    return innerRows ? std::pair(col, inGroup)
-                                     : std::pair(inGroup, col);
-                  });
+    storeSwizzled(
+        rewriter, loc, part, unpackVector(rewriter, loc, adaptor.getValue()),
+        type.getElementType(), *layout, v, other, 128,
+        [&](Value row, Value col) {
+          Value inGroup = arith::AndIOp::create(rewriter, loc, row, c(63));
+          return innerRows ? std::pair(col, inGroup) : std::pair(inGroup, col);
+        });
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),
@@ -351,9 +394,9 @@ struct BulkWaitPattern : OpConversionPattern<tilegpu::BulkWaitOp> {
 
 void mlir::tile::populateTileGpuTmaPatterns(TypeConverter &converter,
                                             RewritePatternSet &patterns) {
-  patterns.add<MBarrierInitPattern, MBarrierExpectTxPattern,
-               MBarrierArrivePattern, MBarrierInvalPattern, MBarrierWaitPattern,
-               TmaLoadPattern, TmaStorePattern, BulkReduceAddPattern,
-               BulkWaitPattern>(converter,
-                                                patterns.getContext());
+  patterns
+      .add<MBarrierInitPattern, MBarrierExpectTxPattern, MBarrierArrivePattern,
+           MBarrierInvalPattern, MBarrierWaitPattern, TmaLoadPattern,
+           TmaStorePattern, BulkReduceAddPattern, BulkWaitPattern>(
+          converter, patterns.getContext());
 }

@@ -259,7 +259,7 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
   b.setInsertionPointAfter(ring.mmas.back());
   if (!ring.inFlight()) {
     tilegpu::MBarrierArriveOp::create(b, loc, empty,
-                                      remI32(b, loc, count, slots));
+                                      remI32(b, loc, count, slots), Value());
     return;
   }
   Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, it,
@@ -268,7 +268,7 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
   b.setInsertionPoint(ifLater.thenBlock()->getTerminator());
   Value previous = arith::SubIOp::create(b, loc, count, constI32(b, loc, 1));
   tilegpu::MBarrierArriveOp::create(b, loc, empty,
-                                    remI32(b, loc, previous, slots));
+                                    remI32(b, loc, previous, slots), Value());
 }
 
 /// Ping-pong between the two consumer warpgroups (FlashAttention-3's
@@ -546,7 +546,8 @@ void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
   b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
   Value last = arith::SubIOp::create(
       b, loc, arith::AddIOp::create(b, loc, base, trips), constI32(b, loc, 1));
-  tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, last, slots));
+  tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, last, slots),
+                                    Value());
   b.setInsertionPointAfter(p.loop);
   gpu::BarrierOp::create(b, loc);
   for (Value barriers :
@@ -572,8 +573,13 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
       persistent = matchPersistent(rings.back(), func);
     otherRing |= !persistent;
   });
+  // A kernel asking for clusters gets a producer for any ring: sharing
+  // copies across the cluster (tile-cluster-multicast) needs its barriers.
+  auto ctas = func->getAttrOfType<IntegerAttr>("tile.num_ctas");
+  bool wantsClusters = ctas && ctas.getInt() >= 2;
   if (rings.size() != 1 || otherRing ||
-      (!persistent && onlyAttention && rings.front().inFlight()))
+      (!persistent && onlyAttention && rings.front().inFlight() &&
+       !wantsClusters))
     return success();
   TmaRing &ring = rings.front();
   if (persistent)

@@ -100,6 +100,10 @@ LogicalResult TmaLoadOp::verify() {
       dst.getSwizzle() != map.getSwizzle())
     return emitOpError() << "the buffer's block must be the map's box with "
                             "its swizzle, unpadded";
+  if (bool(getCtaMask()) != bool(getClusterRank()) ||
+      bool(getCtaMask()) != getClusterSize().has_value())
+    return emitOpError() << "a multicast needs its mask, the CTA's rank and "
+                            "cluster_size together";
   return success();
 }
 

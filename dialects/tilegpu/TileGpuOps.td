@@ -161,9 +161,17 @@ def TileGpu_MBarrierExpectTxOp : TileGpu_Op<"mbarrier_arrive_expect_tx",
 def TileGpu_MBarrierArriveOp : TileGpu_Op<"mbarrier_arrive",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "arrive on an mbarrier";
-  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index);
+  let description = [{
+    Every executing thread arrives once on barrier `index`. With `cta %r`,
+    on the barrier at the same shared offset of the cluster's CTA of rank
+    `r` instead (mapa; release at cluster scope), where that CTA counts its
+    peers' arrivals.
+  }];
+  let arguments = (ins TileGpu_MBarriers:$barriers, I32:$index,
+                   Optional<I32>:$cta);
   let assemblyFormat = [{
-    $barriers `[` $index `]` attr-dict `:` qualified(type($barriers))
+    $barriers `[` $index `]` (`cta` $cta^)? attr-dict `:`
+    qualified(type($barriers))
   }];
 }
 
@@ -196,7 +204,7 @@ def TileGpu_MBarrierWaitOp : TileGpu_Op<"mbarrier_wait",
 }
 
 def TileGpu_TmaLoadOp : TileGpu_Op<"tma_load",
-    [MemoryEffects<[MemRead, MemWrite]>]> {
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "TMA copy of a box of a global array into shared memory";
   let description = [{
     Copies the box of `map` at element coordinates `coords` (innermost
@@ -207,12 +215,24 @@ def TileGpu_TmaLoadOp : TileGpu_Op<"tma_load",
     as wide as the swizzle, the box as wide as one panel) is copied one
     panel at a time, box p at inner coordinate `coords[0] + p * width`
     into panel p.
+
+    In a thread-block cluster (`multicast %mask, rank %rank`, with
+    `cluster_size`): `mask` names the CTAs of the cluster the block lands
+    in, each at the same shared offset, each counting the bytes on its own
+    barrier `index`; `rank` is this CTA's rank in the cluster. A mask of
+    this CTA alone is the plain copy. A mask of several CTAs shares the
+    copy: each of them issues the panels p with p % cluster_size == rank,
+    so the cluster reads the block from L2 once (a one-panel block is
+    issued by rank 0).
   }];
   let arguments = (ins TileGpu_TensorMap:$map, Variadic<I32>:$coords,
                    TileGpu_SharedBuffer:$dst, TileGpu_MBarriers:$barriers,
-                   I32:$index);
+                   I32:$index, Optional<I16>:$ctaMask,
+                   Optional<I32>:$clusterRank,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$cluster_size);
   let assemblyFormat = [{
-    $map `[` $coords `]` `into` $dst `,` $barriers `[` $index `]` attr-dict `:`
+    $map `[` $coords `]` `into` $dst `,` $barriers `[` $index `]`
+    (`multicast` $ctaMask^ `,` `rank` $clusterRank)? attr-dict `:`
     qualified(type($map)) `,` qualified(type($dst)) `,` qualified(type($barriers))
   }];
   let hasVerifier = 1;

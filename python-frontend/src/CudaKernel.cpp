@@ -95,6 +95,9 @@ private:
     config.block = {unsigned(32 * numWarps), 1, 1};
     config.sharedMem = unsigned(sharedMem);
     config.programmaticDependentLaunch = dependent;
+    // Clusters where the grid divides; the kernel runs alone otherwise.
+    if (clusterSize > 1 && grid[0] % clusterSize == 0)
+      config.clusterDimX = unsigned(clusterSize);
 
     rt::PackedArgs packed(plan, maps.size());
     try {
@@ -333,6 +336,7 @@ tensorMapParams(const std::vector<mlir::tile::TensorMapArg> &args,
 /// The cache entry attribute that lists a kernel's tensor maps, one
 /// TensorMapParam::str() per line.
 constexpr const char *kTensorMapsAttr = "tensor_maps";
+constexpr const char *kClusterSizeAttr = "cluster_size";
 
 /// The parameter list of the module's kernel, as internals.md section 3
 /// lays it out.
@@ -445,9 +449,15 @@ std::unique_ptr<Kernel> fromEntry(const rt::CacheEntry &entry,
       return nullptr; // recompiled
     disjoint = std::move(*pairs);
   }
+  int clusterSize = 1;
+  if (auto c = entry.attrs.find(kClusterSizeAttr); c != entry.attrs.end())
+    if (llvm::StringRef(c->second).getAsInteger(10, clusterSize) ||
+        clusterSize < 2 || clusterSize > 8)
+      return nullptr; // recompiled
   auto kernel = std::make_unique<CudaKernel>(
       entry.kernelName, target, entry.numWarps, entry.sharedMem, std::move(sig),
       entry.payload, std::move(maps));
+  kernel->clusterSize = clusterSize;
   kernel->disjoint = std::move(disjoint);
   kernel->stages = entry.stages;
   return kernel;
@@ -488,6 +498,7 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
     kernel->target = opts.target;
     kernel->numWarps = binary->numWarps;
     kernel->sharedMem = binary->sharedMem;
+    kernel->clusterSize = binary->clusterSize;
     kernel->stages = std::move(binary->stages);
     kernel->binaries.emplace_back("cubin", std::move(binary->cubin));
     return kernel;
@@ -523,6 +534,8 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
   }
   if (!binary->disjoint.empty())
     entry.attrs[kDisjointAttr] = disjointText(binary->disjoint);
+  if (binary->clusterSize > 1)
+    entry.attrs[kClusterSizeAttr] = std::to_string(binary->clusterSize);
   entry.stages.assign(binary->stages.begin(), binary->stages.end());
   bool hasPtx = false;
   for (const auto &stage : entry.stages)
@@ -534,6 +547,7 @@ tile_py::compileCudaKernel(mlir::ModuleOp module,
   auto kernel = std::make_unique<CudaKernel>(
       binary->kernelName, opts.target, binary->numWarps, binary->sharedMem,
       std::move(sig), std::move(binary->cubin), std::move(maps));
+  kernel->clusterSize = binary->clusterSize;
   kernel->disjoint = std::move(binary->disjoint);
   kernel->stages = std::move(entry.stages);
   return kernel;

@@ -61,6 +61,9 @@ public:
   std::string target;
   int numWarps = 0;
   int sharedMem = 0;
+  /// Blocks per thread-block cluster along grid axis 0 (1: none); launches
+  /// whose grid axis 0 it divides run in clusters.
+  int clusterSize = 1;
   /// Stage name -> IR text, in pipeline order ("tile", "fused", ...).
   std::vector<std::pair<std::string, std::string>> stages;
   /// Stage name -> bytes ("cubin").

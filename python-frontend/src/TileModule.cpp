@@ -272,6 +272,7 @@ PYBIND11_MODULE(_tile, m) {
       .def_readonly("target", &Kernel::target)
       .def_readonly("num_warps", &Kernel::numWarps)
       .def_readonly("shared_mem", &Kernel::sharedMem)
+      .def_readonly("cluster_size", &Kernel::clusterSize)
       .def_readonly("tensor_maps", &Kernel::tensorMaps)
       .def_property_readonly("asm", &Kernel::asmDict)
       .def(

@@ -3,11 +3,14 @@
 num_worker_warps=)`, `tile.function`, `compiler_timeout` and the
 programmatic-dependent-launch controls.
 
-What acts: `opt_level` (the compiler's level, per target) and `occupancy` on
+What acts: `opt_level` (the compiler's level, per target), `occupancy` on
 CUDA targets (the kernel's `nvvm.minctasm`: blocks per SM the register
-allocation must leave room for). `num_ctas` (thread-block clusters) and
-`num_worker_warps` (warp specialization) are checked and ignored: tile
-launches one block per grid point and picks its warps itself (`num_warps`).
+allocation must leave room for) and `num_ctas` on sm_90 (2 or more:
+neighbouring blocks run as clusters of two and share the TMA copies of
+blocks they both read, tile-cluster-multicast; the grid still counts
+blocks, and a kernel the pass cannot pair runs as before).
+`num_worker_warps` (warp specialization) is checked and ignored: tile picks
+its warps itself (`num_warps`).
 """
 
 import contextlib
@@ -207,14 +210,29 @@ def run_with_timeout(compile_fn, seconds):
     return box["value"]
 
 
-_KERNEL_ATTRS = "attributes {tile.kernel}"
+# The kernel's attribute dictionary in traced IR, where hints join it.
+_KERNEL_ATTRS = re.compile(r"attributes \{tile\.kernel(?=[,}])")
 
 
 def with_occupancy(ir_text, occupancy):
     """The traced module with `tile.occupancy = N` on its kernel, which the
     CUDA lowering turns into nvvm.minctasm (convert-tile-to-gpu)."""
-    if occupancy is None or _KERNEL_ATTRS not in ir_text:
+    return _with_kernel_attr(ir_text, "tile.occupancy", occupancy)
+
+
+def with_target_hints(ir_text, hints, target):
+    """The traced module with the kernel's hints for a CUDA `target` as
+    attributes of its kernel: `occupancy` (tile.occupancy) and `num_ctas`
+    (tile.num_ctas: thread-block clusters, tile-cluster-multicast)."""
+    if not target.startswith("sm_"):
         return ir_text
-    return ir_text.replace(_KERNEL_ATTRS,
-                           f"attributes {{tile.kernel, tile.occupancy = {int(occupancy)} : i32}}",
-                           1)
+    ir_text = with_occupancy(ir_text, for_target(hints["occupancy"], target, None))
+    ctas = for_target(hints["num_ctas"], target, None)
+    return _with_kernel_attr(ir_text, "tile.num_ctas", ctas if ctas and ctas > 1 else None)
+
+
+def _with_kernel_attr(ir_text, name, value):
+    if value is None:
+        return ir_text
+    return _KERNEL_ATTRS.sub(lambda m: f"{m.group(0)}, {name} = {int(value)} : i32",
+                             ir_text, count=1)

@@ -32,7 +32,7 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
 from .specializations import Specializations as _Specializations
-from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_occupancy
+from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_target_hints
 from .hints import current_compiler_timeout
 from .array_lists import check_parameter_space
 from .language import is_constant_annotation
@@ -437,8 +437,8 @@ class Kernel:
         options = _backend.compile_options(self.num_warps,
                                            for_target(self.opt_level, target, 3),
                                            self.num_stages)
-        if target.startswith("sm_"):  # occupancy: blocks per SM (nvvm.minctasm)
-            text = with_occupancy(text, for_target(self.hints["occupancy"], target, None))
+        # occupancy (blocks per SM, nvvm.minctasm) and num_ctas (clusters)
+        text = with_target_hints(text, self.hints, target)
         bkey = (text, target, tuple(sorted(options.items())))
         binary = _binaries.get(bkey)
         if binary is not None and not options["always_compile"]:

@@ -22,7 +22,7 @@ import sys
 from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
-from .hints import for_target, with_occupancy
+from .hints import for_target, with_target_hints
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
@@ -486,8 +486,8 @@ def run(argv=None, out=None):
         num_warps = kern.num_warps if args.num_warps is None else args.num_warps
         opt_level = for_target(kern.opt_level, target, 3) if args.opt_level is None \
             else args.opt_level
-        if target.startswith("sm_"):  # @tile.kernel(occupancy=...), as a launch compiles
-            ir_text = with_occupancy(ir_text, for_target(kern.hints["occupancy"], target, None))
+        # @tile.kernel(occupancy=..., num_ctas=...), as a launch compiles
+        ir_text = with_target_hints(ir_text, kern.hints, target)
     else:
         if args.args or args.constants:
             raise UsageError("--args and -D apply to a Python kernel (FILE.py::KERNEL)")

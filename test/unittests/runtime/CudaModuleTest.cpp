@@ -1,7 +1,7 @@
 //===- CudaModuleTest.cpp - loading and launching, against a fake libcuda ===//
 
-#include "runtime/ArgPack.h"
 #include "runtime/CudaModule.h"
+#include "runtime/ArgPack.h"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -105,6 +105,32 @@ TEST_F(CudaModuleTest, LoadsLazilyOncePerContext) {
     EXPECT_EQ(counter("fake_cuda_launches"), 6);
   }
   EXPECT_EQ(counter("fake_cuda_unloads"), 2);
+}
+
+// A cluster dimension goes to cuLaunchKernelEx as its attribute, with the
+// programmatic-launch one when both are asked for; without either the
+// launch stays cuLaunchKernel's (the fake records a cluster of 1).
+TEST_F(CudaModuleTest, ClustersLaunchThroughLaunchKernelEx) {
+  CudaModule module(driver, "k", "k", 0);
+  LaunchConfig config;
+  config.grid = {8, 2, 1};
+  config.clusterDimX = 2;
+  module.launch(config, stream(0), nullptr);
+  EXPECT_EQ(counter("fake_cuda_cluster_dim"), 2);
+  EXPECT_EQ(counter("fake_cuda_programmatic"), 0);
+  config.programmaticDependentLaunch = true;
+  module.launch(config, stream(0), nullptr);
+  EXPECT_EQ(counter("fake_cuda_cluster_dim"), 2);
+  EXPECT_EQ(counter("fake_cuda_programmatic"), 1);
+  config = LaunchConfig();
+  module.launch(config, stream(0), nullptr);
+  EXPECT_EQ(counter("fake_cuda_cluster_dim"), 1);
+  EXPECT_EQ(counter("fake_cuda_programmatic"), 0);
+  EXPECT_EQ(counter("fake_cuda_launches"), 3);
+  // The driver refuses a cluster that does not divide the grid.
+  config.grid = {7, 1, 1};
+  config.clusterDimX = 2;
+  EXPECT_THROW(module.launch(config, stream(0), nullptr), CudaError);
 }
 
 // launchIfLoaded (the bindings' launch with the GIL held) launches only where

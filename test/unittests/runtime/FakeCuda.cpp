@@ -51,6 +51,8 @@ struct Record {
   int paramCount = 0;
   std::vector<uint64_t> params; // 8 bytes read through each pointer
   int sharedAttribute = -1;
+  unsigned clusterDim = 1;      // cuLaunchKernelEx's cluster, axis 0
+  bool programmatic = false;    // its programmatic stream serialization
   double clockMs = 0;                  // the fake GPU clock
   int liveEvents = 0;                  // created and not yet destroyed
   uintptr_t capturing = ~uintptr_t(0); // the stream capturing a graph, if any
@@ -216,6 +218,8 @@ API CUresult cuLaunchKernel(Function *fn, unsigned gx, unsigned gy,
   record.launchDevice = want->device;
   record.kernel = fn->name;
   record.clockMs += 0.001 * double(gx) * gy * gz;
+  record.clusterDim = 1; // cuLaunchKernelEx sets its own after
+  record.programmatic = false;
   record.params.assign(size_t(record.paramCount), 0);
   for (int i = 0; i < record.paramCount; ++i)
     std::memcpy(&record.params[size_t(i)], params[i], 8);
@@ -223,6 +227,52 @@ API CUresult cuLaunchKernel(Function *fn, unsigned gx, unsigned gy,
 }
 
 #ifndef FAKE_CUDA_MINIMAL
+// cuda.h's CUlaunchConfig and CUlaunchAttribute (ids 4: cluster dimension,
+// 6: programmatic stream serialization).
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmatic;
+    unsigned cluster[3];
+  } value;
+};
+struct LaunchConfig {
+  unsigned grid[3], block[3], shared;
+  void *stream;
+  LaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+API CUresult cuLaunchKernelEx(const LaunchConfig *config, Function *fn,
+                              void **params, void **extra) {
+  unsigned cluster = 1;
+  bool programmatic = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const LaunchAttribute &attr = config->attrs[i];
+    if (attr.id == 4) {
+      cluster = attr.value.cluster[0];
+      // As the driver: a cluster divides the grid, at most 8 blocks.
+      if (!cluster || cluster > 8 || config->grid[0] % cluster ||
+          attr.value.cluster[1] != 1 || attr.value.cluster[2] != 1)
+        return 1;
+    } else if (attr.id == 6) {
+      programmatic = attr.value.programmatic != 0;
+    } else {
+      return 1;
+    }
+  }
+  CUresult r = cuLaunchKernel(fn, config->grid[0], config->grid[1],
+                              config->grid[2], config->block[0],
+                              config->block[1], config->block[2],
+                              config->shared, config->stream, params, extra);
+  if (r == 0) {
+    std::lock_guard<std::mutex> lock(mutex);
+    record.clusterDim = cluster;
+    record.programmatic = programmatic;
+  }
+  return r;
+}
 API CUresult cuDeviceGetName(char *name, int len, int dev) {
   if (dev < 0 || dev >= deviceCount() || len < 1)
     return 1;
@@ -324,6 +374,8 @@ API int fake_cuda_shared_attribute() { return record.sharedAttribute; }
 API unsigned fake_cuda_grid(int d) { return record.grid[d]; }
 API unsigned fake_cuda_block(int d) { return record.block[d]; }
 API unsigned fake_cuda_shared() { return record.shared; }
+API unsigned fake_cuda_cluster_dim() { return record.clusterDim; }
+API int fake_cuda_programmatic() { return record.programmatic; }
 API uintptr_t fake_cuda_stream() { return record.stream; }
 API const char *fake_cuda_kernel() { return record.kernel.c_str(); }
 API uint64_t fake_cuda_param(int i) { return record.params[size_t(i)]; }
