@@ -215,8 +215,10 @@ def run_norms(shapes):
         del X, Y
 
 
-def run_matmul(shapes):
-    """f16 and bf16 C = A @ B for each (M, N, K) (an int S is S^3)."""
+def run_matmul(shapes, clusters=False):
+    """f16 and bf16 C = A @ B for each (M, N, K) (an int S is S^3); with
+    `clusters`, the fixed and persistent kernels also in clusters of two
+    (num_ctas=2: multicast B) beside them."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for dt in (torch.float16, torch.bfloat16):
         for shape in shapes:
@@ -248,7 +250,12 @@ def run_matmul(shapes):
                 # The same tiles from one block per SM looping over them (a while loop).
                 ("tile-persistent", lambda: K.matmul_persistent[(min(sms, tiles),)](A, Bm, C, **cfg),
                  relerr, None, poison),
-            ], flops=fl)
+            ] + ([
+                ("tile-cluster", lambda: K.matmul_cluster[(tiles,)](A, Bm, C, **cfg), relerr, None,
+                 poison),
+                ("tile-persistent-cluster", lambda: K.matmul_persistent_cluster[
+                    (min(sms, tiles),)](A, Bm, C, **cfg), relerr, None, poison),
+            ] if clusters else []), flops=fl)
             note_binaries(p, {"tile": lambda: K.matmul_tuned.compile(A, Bm, C),
                               "tile-fixed": lambda: K.matmul.compile(A, Bm, C, **cfg)})
 
@@ -639,7 +646,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
-    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,matmul-tn,bmm,attention,attention-bwd,launch,compile")
+    ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,matmul-tn,bmm,attention,attention-bwd,launch,compile; "
+                         "matmul-cluster (num_ctas=2 rows) runs only when named")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -667,6 +675,9 @@ def main():
         run_matmul([(12288, 4096, 2560), (8192, 8192, 1024), (4096, 4096, 16384)])
     if want("matmul"):
         run_matmul(mm_sizes)
+    if "matmul-cluster" in only:  # clusters of two beside the same kernels (issue 17)
+        run_matmul(mm_sizes + [(12288, 4096, 2560), (8192, 8192, 1024), (4096, 4096, 16384)],
+                   clusters=True)
     if want("matmul") or want("matmul-tn"):  # the K-major kinds: fp8, tf32, int8
         run_matmul_fp8()
         run_matmul_tn()

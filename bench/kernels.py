@@ -122,6 +122,13 @@ def matmul_persistent(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
     _persistent_tiles(a, b, c, BM, BN, BK, GROUP)
 
 
+# Clusters of two (cuTile's num_ctas): neighbouring blocks, and a
+# persistent kernel's k-th tiles, share B by TMA multicast
+# (tile-cluster-multicast); bench.py --only matmul-cluster.
+matmul_cluster = matmul.replace_hints(num_ctas=2)
+matmul_persistent_cluster = matmul_persistent.replace_hints(num_ctas=2)
+
+
 @tile.kernel
 def matmul_persistent_range(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int],
                             BK: tile.Constant[int], GROUP: tile.Constant[int]):

@@ -229,8 +229,11 @@ def TileClusterMulticast : Pass<"tile-cluster-multicast", "::mlir::ModuleOp"> {
     CTA's empty barrier), the barriers are made visible to the cluster
     before the warps split, and neither CTA exits while the other may still
     arrive on its barriers. Launched without clusters (%cluster_nctarank
-    1) the kernel shares nothing. Left alone: a producer whose copies are
-    not in one loop of its own (persistent loops), or a trip count that
+    1) the kernel shares nothing. A persistent producer (its copies' loop
+    in a walk over the tiles from `tile.bid 0`, by a step, below a bound:
+    an `scf.for`, or an `scf.while` of that form) pairs the CTAs' k-th
+    tiles, and only when both walk as many tiles (checked at run time).
+    Left alone: copies in another kind of loop, or a trip count that
     depends on the block.
   }];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",

@@ -26,9 +26,16 @@
 // clusters (the runtime forms them only when the grid divides): the kernel
 // reads %cluster_nctarank and then shares nothing and expects no peer.
 //
-// Kernels left alone: no warp-specialized ring, a producer whose copies
-// are not in one loop of its own (a persistent loop: the two CTAs may walk
-// different numbers of tiles), or a trip count that depends on the block.
+// A persistent producer (the copies' loop in the body of a walk over the
+// tiles: an scf.for from `tile.bid 0`, or an scf.while whose carried index
+// starts there, is compared `slt` with a bound and grows by a step) pairs
+// its k-th tile with the other CTA's k-th: that tile's index is this one's
+// plus the difference of the block indices. The CTAs pair only when both
+// walk as many tiles (with an odd number of tiles one pair does not; it
+// runs as if unclustered, and so does its kernel's share of the cluster).
+//
+// Kernels left alone: no warp-specialized ring, copies in another kind of
+// loop, or a trip count that depends on the block.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -66,17 +73,69 @@ struct ProducerRing {
   SmallVector<tilegpu::MBarrierArriveOp> releases;
   SmallVector<tilegpu::MBarrierInvalOp> emptyInvals;
   int64_t consumerWarps = 0;
+  /// A persistent producer's walk over the tiles (around `loop`): the tile
+  /// index it carries starts at `tile.bid 0` and steps by `step` while
+  /// below `bound`; the other CTA's index is this one plus the difference
+  /// of their block indices. Null for a block-per-tile producer.
+  Operation *walk = nullptr;
+  Value tile, bound, step;
+  /// The walk is an scf.for whose bounds but the upper one are the same in
+  /// both CTAs: its k-th iteration is both CTAs' k-th tile, and the upper
+  /// bounds must agree.
+  bool counted = false;
 };
+
+/// The persistent walk around `loop`, when it is the canonical one: an
+/// `scf.for` from `tile.bid 0` (to a bound, by a step), or an `scf.while`
+/// whose carried index starts at `tile.bid 0`, is compared `slt` with a
+/// bound before each iteration and grows by a step at its end.
+bool matchWalk(ProducerRing &ring, Operation *walk) {
+  auto isBid0 = [](Value v) {
+    auto bid = v.getDefiningOp<BidOp>();
+    return bid && bid.getAxis() == 0;
+  };
+  if (auto forOp = dyn_cast<scf::ForOp>(walk)) {
+    // range(tile.bid(0), n, step) as the frontend writes it: a count of
+    // iterations from 0, the tile computed from it in the body.
+    ring.counted = !isBid0(forOp.getLowerBound());
+    ring.tile = forOp.getInductionVar();
+    ring.bound = forOp.getUpperBound();
+    ring.step = forOp.getStep();
+  } else if (auto whileOp = dyn_cast<scf::WhileOp>(walk)) {
+    scf::ConditionOp cond = whileOp.getConditionOp();
+    auto less = cond.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!less || less.getPredicate() != arith::CmpIPredicate::slt)
+      return false;
+    auto before = dyn_cast<BlockArgument>(less.getLhs());
+    if (!before || before.getOwner() != whileOp.getBeforeBody())
+      return false;
+    unsigned i = before.getArgNumber();
+    if (!isBid0(whileOp.getInits()[i]) || cond.getArgs().size() <= i ||
+        cond.getArgs()[i] != before)
+      return false;
+    ring.tile = whileOp.getAfterArguments()[i];
+    auto next =
+        whileOp.getYieldOp().getResults()[i].getDefiningOp<arith::AddIOp>();
+    if (!next || next.getLhs() != ring.tile)
+      return false;
+    ring.bound = less.getRhs();
+    ring.step = next.getRhs();
+  } else {
+    return false;
+  }
+  ring.walk = walk;
+  return true;
+}
 
 /// Whether values depend on the block's index along axis 0; block
 /// arguments other than the kernel's and `independent` count as dependent.
 class BidDependence {
 public:
-  BidDependence(func::FuncOp func, Value independent)
+  BidDependence(func::FuncOp func, ArrayRef<Value> independent)
       : func(func), independent(independent) {}
 
   bool dependsOnBid(Value v) {
-    if (v == independent)
+    if (llvm::is_contained(independent, v))
       return false;
     if (auto arg = dyn_cast<BlockArgument>(v))
       return arg.getOwner() != &func.getBody().front();
@@ -98,7 +157,7 @@ public:
 
 private:
   func::FuncOp func;
-  Value independent;
+  SmallVector<Value, 2> independent;
   DenseMap<Value, bool> known;
 };
 
@@ -119,11 +178,15 @@ std::optional<ProducerRing> matchProducerRing(func::FuncOp func) {
   if (ring.loads.empty())
     return std::nullopt;
   ring.loop = dyn_cast<scf::ForOp>(ring.loads.front()->getParentOp());
-  if (!ring.loop || ring.loop->getBlock() != ring.split.thenBlock() ||
-      llvm::any_of(ring.loads, [&](tilegpu::TmaLoadOp load) {
+  if (!ring.loop || llvm::any_of(ring.loads, [&](tilegpu::TmaLoadOp load) {
         return load->getParentOp() != ring.loop.getOperation() ||
                load.getCtaMask();
       }))
+    return std::nullopt;
+  // The copies' loop is the producer's, or in the body of its walk.
+  Operation *walk = ring.loop->getParentOp();
+  if (ring.loop->getBlock() != ring.split.thenBlock() &&
+      (walk->getBlock() != ring.split.thenBlock() || !matchWalk(ring, walk)))
     return std::nullopt;
   // The producer's wait for released slots names the empty barriers.
   ring.loop.walk([&](tilegpu::MBarrierWaitOp wait) {
@@ -146,7 +209,7 @@ std::optional<ProducerRing> matchProducerRing(func::FuncOp func) {
     else if (!isa<tilegpu::MBarrierWaitOp>(user))
       return std::nullopt;
   }
-  if (ring.releases.empty() ||
+  if (ring.releases.empty() || ring.emptyInits.empty() ||
       llvm::any_of(ring.releases,
                    [&](tilegpu::MBarrierArriveOp arrive) {
                      return arrive.getCta() ||
@@ -157,6 +220,11 @@ std::optional<ProducerRing> matchProducerRing(func::FuncOp func) {
         return init->getBlock() != ring.split->getBlock();
       }))
     return std::nullopt;
+  // The prologue goes before the first of the empty barriers' inits.
+  llvm::sort(ring.emptyInits,
+             [](tilegpu::MBarrierInitOp a, tilegpu::MBarrierInitOp b) {
+               return a->isBeforeInBlock(b);
+             });
   return ring;
 }
 
@@ -187,6 +255,63 @@ Value peerValue(Value v, Value peerBid, BidDependence &dependence,
   return b.clone(*def, peer)->getResult(0);
 }
 
+/// `v` computed at `b`'s insertion point: itself where it is available
+/// there, else its slice cloned (pure ops, no block arguments). Null when
+/// it cannot be.
+Value hoist(Value v, OpBuilder &b) {
+  Block *at = b.getInsertionBlock();
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == at ? v : Value();
+  Operation *def = v.getDefiningOp();
+  if (def->getBlock() == at && def->isBeforeInBlock(&*b.getInsertionPoint()))
+    return v;
+  if (!isMemoryEffectFree(def) || def->getNumRegions() ||
+      def->getNumResults() != 1)
+    return {};
+  IRMapping map;
+  for (Value operand : def->getOperands()) {
+    Value here = hoist(operand, b);
+    if (!here)
+      return {};
+    map.map(operand, here);
+  }
+  return b.clone(*def, map)->getResult(0);
+}
+
+/// hoist(v) as the cluster's other CTA computes it (`tile.bid 0` replaced
+/// by `peerBid`).
+Value peerAt(Value v, Value peerBid, BidDependence &dependence, OpBuilder &b) {
+  if (!dependence.dependsOnBid(v))
+    return hoist(v, b);
+  Operation *def = v.getDefiningOp();
+  if (auto bid = dyn_cast_or_null<BidOp>(def))
+    return peerBid;
+  if (!def || !isMemoryEffectFree(def) || def->getNumRegions() ||
+      def->getNumResults() != 1)
+    return {};
+  IRMapping map;
+  for (Value operand : def->getOperands()) {
+    Value there = peerAt(operand, peerBid, dependence, b);
+    if (!there)
+      return {};
+    map.map(operand, there);
+  }
+  return b.clone(*def, map)->getResult(0);
+}
+
+/// Whether hoist() can compute `v` before `at` (an op of the entry block).
+bool canHoist(Value v, Operation *at) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == at->getBlock();
+  Operation *def = v.getDefiningOp();
+  if (def->getBlock() == at->getBlock() && def->isBeforeInBlock(at))
+    return true;
+  return isMemoryEffectFree(def) && !def->getNumRegions() &&
+         def->getNumResults() == 1 &&
+         llvm::all_of(def->getOperands(),
+                      [&](Value o) { return canHoist(o, at); });
+}
+
 void addClusterBarrier(OpBuilder &b, Location loc) {
   NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
@@ -196,7 +321,7 @@ void shareCopies(func::FuncOp func, ProducerRing &ring) {
   Location loc = ring.split.getLoc();
   OpBuilder b(func.getContext());
   Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
+  b.setInsertionPoint(ring.emptyInits.front());
   Type i32 = b.getI32Type();
   Value ctas = NVVM::ClusterDim::create(b, loc, i32);
   Value clustered = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -205,6 +330,39 @@ void shareCopies(func::FuncOp func, ProducerRing &ring) {
   Value peerRank = arith::XOrIOp::create(b, loc, rank, constI32(b, loc, 1));
   Value bid = BidOp::create(b, loc, b.getI32IntegerAttr(0));
   Value peerBid = arith::XOrIOp::create(b, loc, bid, constI32(b, loc, 1));
+  IRMapping peer;
+  BidDependence dependence(func, {ring.loop.getInductionVar()});
+  if (ring.counted) {
+    // Both CTAs count the same iterations: they must stop at the same one.
+    clustered = arith::AndIOp::create(
+        b, loc, clustered,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                              hoist(ring.bound, b),
+                              peerAt(ring.bound, peerBid, dependence, b)));
+    dependence = BidDependence(func, {ring.loop.getInductionVar(), ring.tile});
+  } else if (ring.walk) {
+    // A walk pairs only when both CTAs take as many tiles: then their
+    // k-th tiles go together (an odd number of tiles leaves one pair
+    // uneven, which runs unclustered).
+    Value bound = hoist(ring.bound, b), step = hoist(ring.step, b);
+    auto tilesFrom = [&](Value first) -> Value {
+      Value left = arith::SubIOp::create(b, loc, bound, first);
+      return arith::MaxSIOp::create(
+          b, loc, arith::CeilDivSIOp::create(b, loc, left, step),
+          constI32(b, loc, 0));
+    };
+    clustered = arith::AndIOp::create(
+        b, loc, clustered,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tilesFrom(bid),
+                              tilesFrom(peerBid)));
+    // The other CTA's tile: this one's plus the difference of the blocks.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ring.tile.getParentBlock());
+    peer.map(ring.tile,
+             arith::AddIOp::create(
+                 b, loc, ring.tile,
+                 arith::SubIOp::create(b, loc, peerBid, bid).getResult()));
+  }
 
   // The other CTA's consumer warps release every slot too.
   for (tilegpu::MBarrierInitOp init : ring.emptyInits) {
@@ -219,8 +377,6 @@ void shareCopies(func::FuncOp func, ProducerRing &ring) {
   addClusterBarrier(b, loc);
 
   // Each copy is shared when the other CTA copies the same box.
-  BidDependence dependence(func, ring.loop.getInductionVar());
-  IRMapping peer;
   Value self16 = arith::TruncIOp::create(
       b, loc, b.getI16Type(),
       arith::ShLIOp::create(b, loc, constI32(b, loc, 1), rank));
@@ -293,10 +449,23 @@ struct TileClusterMulticastPass
       std::optional<ProducerRing> ring = matchProducerRing(func);
       if (!ring)
         continue;
-      // Both CTAs must walk the same iterations.
-      BidDependence dependence(func, Value());
+      // Both CTAs must copy as many blocks per tile, and walk the tiles
+      // with a bound and a step they share.
+      BidDependence dependence(func, {});
       if (llvm::any_of(ring->loop->getOperands(),
                        [&](Value v) { return dependence.dependsOnBid(v); }))
+        continue;
+      Operation *prologue = ring->emptyInits.front();
+      if (ring->walk && !ring->counted &&
+          (dependence.dependsOnBid(ring->bound) ||
+           dependence.dependsOnBid(ring->step) ||
+           !canHoist(ring->bound, prologue) || !canHoist(ring->step, prologue)))
+        continue;
+      auto lower = ring->counted ? cast<scf::ForOp>(ring->walk).getLowerBound()
+                                 : Value();
+      if (ring->counted && (dependence.dependsOnBid(lower) ||
+                            dependence.dependsOnBid(ring->step) ||
+                            !canHoist(ring->bound, prologue)))
         continue;
       shareCopies(func, *ring);
     }

@@ -8,7 +8,8 @@ CUDA targets (the kernel's `nvvm.minctasm`: blocks per SM the register
 allocation must leave room for) and `num_ctas` on sm_90 (2 or more:
 neighbouring blocks run as clusters of two and share the TMA copies of
 blocks they both read, tile-cluster-multicast; the grid still counts
-blocks, and a kernel the pass cannot pair runs as before).
+blocks, a persistent kernel pairs the k-th tiles of the two blocks, and
+a kernel the pass cannot pair runs as before).
 `num_worker_warps` (warp specialization) is checked and ignored: tile picks
 its warps itself (`num_warps`).
 """

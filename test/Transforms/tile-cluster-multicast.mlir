@@ -1,6 +1,6 @@
 // tile-cluster-multicast (TileClusterMulticast.cpp) on a warp-specialized
-// TMA ring of a kernel asking for clusters (tile.num_ctas = 2). The kernel
-// reads its cluster's size and its rank; the empty barriers count the
+// TMA ring of a kernel asking for clusters (tile.num_ctas = 2). Before the
+// empty barriers' inits the kernel reads its cluster's size and its rank; the empty barriers count the
 // other CTA's 8 consumer warps when clustered; the barriers are made
 // visible to the cluster before the warps split. B's coordinates do not
 // depend on tile.bid 0, so B is shared whenever the kernel runs clustered;
@@ -14,14 +14,14 @@
 
 // CHECK-LABEL: func.func @clustered(
 // CHECK-SAME: tilegpu.cluster_size = 2 : i64
+// CHECK: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
+// CHECK: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // CHECK: %[[CTAS:.*]] = nvvm.read.ptx.sreg.cluster.nctarank : i32
 // CHECK: %[[CLUSTERED:.*]] = arith.cmpi eq, %[[CTAS]], %{{.*}} : i32
 // CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
 // CHECK: %[[PEER_RANK:.*]] = arith.xori %[[RANK]], %{{.*}} : i32
 // CHECK: %[[BID:.*]] = tile.bid 0
 // CHECK: %[[PEER_BID:.*]] = arith.xori %[[BID]], %{{.*}} : i32
-// CHECK: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
-// CHECK: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // CHECK: %[[PEERS:.*]] = arith.select %[[CLUSTERED]], %{{.*}}, %{{.*}} : i32
 // CHECK: %[[COUNT:.*]] = arith.addi %{{.*}}, %[[PEERS]] : i32
 // CHECK: tilegpu.mbarrier_init %[[EMPTY]][%{{.*}}], %[[COUNT]]

@@ -7,7 +7,8 @@ release every slot. The runtime launches clusters where grid axis 0 is
 even; otherwise the kernel runs alone and shares nothing.
 
 Without a GPU: the PTX (ptxas only), the kernels left alone, and the
-launch on the fake libcuda. With one: the numbers against float64, with
+launch on the fake libcuda. A persistent kernel pairs the k-th tiles of
+its two CTAs where both walk as many tiles. With one: the numbers against float64, with
 grids that form clusters and grids that cannot, pairs that share a block
 and pairs that do not."""
 
@@ -33,6 +34,7 @@ K = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(K)
 matmul = K.matmul.replace_hints(num_ctas=2)
 matmul_persistent = K.matmul_persistent.replace_hints(num_ctas=2)
+matmul_persistent_range = K.matmul_persistent_range.replace_hints(num_ctas=2)
 attention = K.attention.replace_hints(num_ctas=2)
 """
 
@@ -79,14 +81,27 @@ def test_matmul_without_the_hint_has_no_cluster(tmp_path):
 
 
 @needs_sm90
-def test_persistent_matmul_is_not_clustered(tmp_path):
-    """A persistent loop's two CTAs may walk different numbers of tiles, and
-    each slot's release waits for both: the kernel stays unclustered."""
-    ptx = _pairs_ptx(tmp_path, "matmul_persistent", "f16[4096,1024], f16[1024,4096], "
-                     "f16[4096,4096]", dict(BM=128, BN=256, BK=64, GROUP=8))
-    assert "setmaxnreg" in ptx
+@pytest.mark.parametrize("kernel", ["matmul_persistent", "matmul_persistent_range"])
+def test_persistent_matmul_pairs_its_tiles(tmp_path, kernel):
+    """The persistent walk (a `while` or a `for` from tile.bid 0 by the grid)
+    pairs the k-th tiles of the two CTAs: the other CTA's tile is this
+    one's plus the difference of the block indices, and the kernel runs
+    clustered only where both walk as many tiles (each slot's release
+    waits for both)."""
+    sig = "f16[4096,1024], f16[1024,4096], f16[4096,4096]"
+    src = tmp_path / "pairs.py"
+    src.write_text(PAIRS)
+    args = [str(src) + "::" + kernel, "--args", sig, "-D", "BM=128", "-D", "BN=256",
+            "-D", "BK=64", "-D", "GROUP=8", "--target", "sm_90"]
+    ir = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
+    # Tiles walked from this block and from the other: max(0, ceil((n - b) / step)).
+    walks = re.findall(r"arith.ceildivsi %\w+, %\w+ : i32\n\s+%\w+ = arith.maxsi", ir)
+    assert len(walks) >= 2, ir[:3000]
+    assert re.search(r"tilegpu.tma_load .* multicast %\w+, rank", ir)
+    ptx = run_tilec(args + ["--emit", "ptx"], tmp_path).stdout
     for piece in CLUSTER_PTX:
-        assert piece not in ptx, piece
+        assert piece in ptx, piece
+    assert NO_SPILLS in _ptxas_info(tmp_path, ptx, f"cluster_{kernel}")
 
 
 @needs_sm90
@@ -181,6 +196,33 @@ def test_clustered_matmul_matches_float64(dev, M, N, K, tiles, dtype):
     assert not np.isnan(got).any()
     tol = 2e-3 if dtype == "float16" else 1e-2
     assert_close(got, want, rtol=tol, atol=tol * np.sqrt(K) + tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,K,programs", [
+    (1024, 2048, 1024, 8),   # 64 tiles over 8 programs: pairs walk alike
+    (1000, 1112, 520, 8),    # 40 tiles; ragged
+    (640, 768, 200, 4),      # 15 tiles: one pair walks 4 and 3, unclustered
+    (256, 512, 64, 16),      # more programs than tiles
+    (384, 512, 136, 7),      # an odd grid: no clusters at all
+])
+@pytest.mark.parametrize("kernel", ["matmul_persistent", "matmul_persistent_range"])
+def test_clustered_persistent_matmul_matches_float64(dev, M, N, K, programs, kernel):
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("clusters and TMA multicast are sm_90 here")
+    kern = getattr(_bench_kernels(), kernel).replace_hints(num_ctas=2)
+    gen = torch.Generator().manual_seed(M + N + K + programs)
+    a = torch.randn(M, K, generator=gen).half().cuda()
+    b = torch.randn(K, N, generator=gen).half().cuda()
+    c = torch.full((M, N), float("nan"), dtype=torch.float16, device="cuda")
+    cfg = dict(BM=128, BN=256, BK=64, GROUP=8)
+    kern[(programs,)](a, b, c, **cfg)
+    assert "multicast::cluster" in kern.compile(a, b, c, **cfg).asm["ptx"]
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    got = c.double().cpu().numpy()
+    assert not np.isnan(got).any()
+    assert_close(got, want, rtol=2e-3, atol=2e-3 * np.sqrt(K) + 2e-3)
 
 
 @pytest.mark.gpu
