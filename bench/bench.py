@@ -378,7 +378,10 @@ def attention_inputs(Bz, H, Hkv, L, D, dtype):
     return q, k, v
 
 
-def run_attention(shapes):
+def run_attention(shapes, clusters=False):
+    """Forward attention per shape, causal and not; with `clusters`, the
+    fixed kernel also in clusters of two (num_ctas=2: neighbouring query
+    blocks share K and V; causal kernels stay unclustered) beside it."""
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
         o = torch.empty_like(q)
@@ -416,6 +419,10 @@ def run_attention(shapes):
             for impl, kern in variants:
                 entries.append((impl, lambda kern=kern: kern[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal), check, None, poison))
+            if clusters and not causal:
+                entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group), check, None, poison))
             contest(p, entries, flops=f)
             note_binaries(p, {"tile": lambda: K.attention_tuned.compile(
                                   q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal, GROUP=group),
@@ -647,7 +654,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
     ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,matmul-tn,bmm,attention,attention-bwd,launch,compile; "
-                         "matmul-cluster (num_ctas=2 rows) runs only when named")
+                         "matmul-cluster and attention-cluster (num_ctas=2 rows) run only when named")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
     a = ap.parse_args()
@@ -685,6 +692,8 @@ def main():
         run_bmm()
     if want("attention"):
         run_attention(attn_shapes)
+    if "attention-cluster" in only:  # clusters of two beside the same kernel (issue 19)
+        run_attention(attn_shapes, clusters=True)
     if want("attention-bwd"):
         run_attention_backward(attn_shapes)
     if want("launch"):

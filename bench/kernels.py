@@ -265,6 +265,11 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
 
 
+# Neighbouring query blocks of one head in clusters of two share each K and
+# V block by TMA multicast (non-causal; bench.py --only attention-cluster).
+attention_cluster = attention.replace_hints(num_ctas=2)
+
+
 @tile.kernel
 def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
     # Rows too long for registers (as Triton's tutorial does): pass 1 streams

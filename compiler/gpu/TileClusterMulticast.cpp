@@ -228,6 +228,13 @@ std::optional<ProducerRing> matchProducerRing(func::FuncOp func) {
   return ring;
 }
 
+/// Whether `def` may be computed again elsewhere: pure, one result, no
+/// regions.
+bool recomputable(Operation *def) {
+  return def && isMemoryEffectFree(def) && !def->getNumRegions() &&
+         def->getNumResults() == 1;
+}
+
 /// The value `v` has in the cluster's other CTA: its bid-dependent slice
 /// cloned with `tile.bid 0` replaced by `peerBid`, ops from before the
 /// producer's loop at its start, the loop's own before `at`. Null when the
@@ -245,8 +252,7 @@ Value peerValue(Value v, Value peerBid, BidDependence &dependence,
     peer.map(v, peerBid);
     return peerBid;
   }
-  if (!isMemoryEffectFree(def) || def->getNumRegions() ||
-      def->getNumResults() != 1)
+  if (!recomputable(def))
     return {};
   for (Value operand : def->getOperands())
     if (!peerValue(operand, peerBid, dependence, peer, loop, at))
@@ -265,8 +271,7 @@ Value hoist(Value v, OpBuilder &b) {
   Operation *def = v.getDefiningOp();
   if (def->getBlock() == at && def->isBeforeInBlock(&*b.getInsertionPoint()))
     return v;
-  if (!isMemoryEffectFree(def) || def->getNumRegions() ||
-      def->getNumResults() != 1)
+  if (!recomputable(def))
     return {};
   IRMapping map;
   for (Value operand : def->getOperands()) {
@@ -286,8 +291,7 @@ Value peerAt(Value v, Value peerBid, BidDependence &dependence, OpBuilder &b) {
   Operation *def = v.getDefiningOp();
   if (auto bid = dyn_cast_or_null<BidOp>(def))
     return peerBid;
-  if (!def || !isMemoryEffectFree(def) || def->getNumRegions() ||
-      def->getNumResults() != 1)
+  if (!recomputable(def))
     return {};
   IRMapping map;
   for (Value operand : def->getOperands()) {
@@ -306,10 +310,9 @@ bool canHoist(Value v, Operation *at) {
   Operation *def = v.getDefiningOp();
   if (def->getBlock() == at->getBlock() && def->isBeforeInBlock(at))
     return true;
-  return isMemoryEffectFree(def) && !def->getNumRegions() &&
-         def->getNumResults() == 1 &&
-         llvm::all_of(def->getOperands(),
-                      [&](Value o) { return canHoist(o, at); });
+  return recomputable(def) && llvm::all_of(def->getOperands(), [&](Value o) {
+           return canHoist(o, at);
+         });
 }
 
 void addClusterBarrier(OpBuilder &b, Location loc) {

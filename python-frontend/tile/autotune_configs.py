@@ -36,7 +36,7 @@ def matmul_shared_bytes(bm, bn, bk, stages, itemsize):
 
 def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_k=(32, 64),
            num_warps=(None, 4, 8), num_stages=(0, 3, 4), group=8, persistent=None,
-           shared_memory=SHARED_MEMORY_BYTES):
+           num_ctas=(None,), shared_memory=SHARED_MEMORY_BYTES):
     """Configs for an mma loop over `dtype` operands: every (BM, BN, BK, warps,
     stages, group, schedule) of the given values whose ring fits in
     `shared_memory` bytes. `group`: an int or a tuple of GROUP values (the
@@ -44,14 +44,15 @@ def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_
     PERSISTENT constant) or a tuple of its values, for a kernel whose
     `PERSISTENT: tile.Constant[bool]` chooses between one output tile per
     block and one block per SM walking the tiles (the grid callable reads
-    it). Pass narrower tuples to search less (each config is compiled once
-    per key)."""
+    it). `num_ctas`: the `num_ctas` hints to try (2: clusters of two blocks
+    sharing their TMA copies on sm_90; None: the kernel's own). Pass
+    narrower tuples to search less (each config is compiled once per key)."""
     size = _itemsize(dtype)
     groups = group if isinstance(group, (tuple, list)) else (group,)
     schedules = persistent if persistent is not None else (None,)
     out = []
-    for bm, bn, bk, warps, stages, grp, pers in itertools.product(
-            block_m, block_n, block_k, num_warps, num_stages, groups, schedules):
+    for bm, bn, bk, warps, stages, grp, pers, ctas in itertools.product(
+            block_m, block_n, block_k, num_warps, num_stages, groups, schedules, num_ctas):
         if matmul_shared_bytes(bm, bn, bk, stages, size) > shared_memory:
             continue
         consts = dict(BM=bm, BN=bn, BK=bk)
@@ -59,7 +60,8 @@ def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_
             consts["GROUP"] = grp
         if pers is not None:
             consts["PERSISTENT"] = bool(pers)
-        out.append(Config(consts, num_warps=warps or None, num_stages=stages or None))
+        out.append(Config(consts, num_warps=warps or None, num_stages=stages or None,
+                          num_ctas=ctas))
     return out
 
 

@@ -416,6 +416,11 @@ def test_matmul_search_space_holds_the_benchmarks_configs():
         assert tile.Config(dict(hand, PERSISTENT=True)) in K.MATMUL_SPACE
     assert len(autotune_configs.matmul("float16", group=(8, 16), persistent=(False, True))) \
         == 4 * len(space)
+    # Clusters of two as a hint the tuner tries beside the kernel's own.
+    clustered = autotune_configs.matmul("float16", num_ctas=(None, 2))
+    assert len(clustered) == 2 * len(space)
+    assert tile.Config(dict(K.MATMUL_CONFIG), num_ctas=2) in clustered
+    assert {c.num_ctas for c in clustered} == {None, 2}
     assert tile.Config(dict(K.ATTENTION_CONFIG)) in autotune_configs.attention(128)
     # f32 operands: 4 stages of 128x256x64 tiles need 384 KiB: pruned.
     f32 = autotune_configs.matmul("float32")
