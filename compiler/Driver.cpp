@@ -313,6 +313,7 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
          (opts.stageStores ? "" : ";stage_stores=0") +
+         (opts.tmaStores ? ";tma_stores=1" : "") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +
          (opts.stagedOperands ? ";staged_mma=1" : "");
 }

@@ -47,6 +47,8 @@ struct CompileOptions {
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
+  bool tmaStores = false;      // warpgroup mma results stored by TMA bulk
+                               // copies instead; TILE_TMA_STORES=1: true
   bool bulkReduce = false;     // atomic adds of mma results by TMA bulk
                                // reductions; TILE_BULK_REDUCE=1: true
   bool stagedOperands = false; // wgmma for mmas whose operand a loop

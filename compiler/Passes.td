@@ -191,7 +191,18 @@ def TileStageStores : Pass<"tile-stage-stores", "::mlir::ModuleOp"> {
     offset 0, and the
     kernel's shared memory does not grow. A batch of one (a store of the
     accumulator reshaped to (1, M, N)) is staged as its 2-d tile.
+    With `tma-stores`, a 2-d store of a warpgroup mma's result (64 rows
+    per warpgroup, whole 128-byte rows of f16, bf16 or f32) into a kernel
+    array TMA can describe becomes a `tilegpu.bulk_store` through an
+    unpadded swizzled buffer in the same place instead: the TMA unit
+    copies the block out (and drops what falls outside the array) while
+    the threads go on, and a `tilegpu.bulk_wait` at the end of the
+    store's region waits for the last copy.
   }];
+  let options = [
+    Option<"tmaStores", "tma-stores", "bool", /*default=*/"false",
+           "Stores of warpgroup mma results leave by TMA bulk copies">,
+  ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
 }
 

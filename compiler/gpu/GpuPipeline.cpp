@@ -234,8 +234,11 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     if (opts.overlapMmaChain && !opts.pingPong)
       pipePm.addPass(createTileOverlapMmaChain());
   }
-  if (opts.stageStores)
-    pipePm.addPass(createTileStageStores());
+  if (opts.stageStores) {
+    TileStageStoresOptions staging;
+    staging.tmaStores = opts.tmaStores;
+    pipePm.addPass(createTileStageStores(staging));
+  }
   pipePm.addPass(createTileAllocateShared());
   if (failed(runStage(module, pipePm, "pipelined", opts, bin.stages, failure)))
     return mlir::failure();

@@ -130,7 +130,62 @@ Block *loopBodyOf(Operation *step) {
   return nullptr;
 }
 
-void stageStores(func::FuncOp func, int numWarps) {
+/// `store` of the 2-d mma tile it stores as a TMA bulk store through an
+/// unpadded swizzled buffer of `bytes` room, when it can be (a kernel
+/// array TMA describes, 64 rows per warpgroup, whole 128-byte rows); the
+/// buffer is allocated before `at`, the wait for the last copy put after
+/// `waitAfter` (or before the end of the store's region).
+bool storeByTma(func::FuncOp func, StoreOp store, Operation *at,
+                Operation *waitAfter, int64_t room) {
+  auto type = cast<RankedTensorType>(store.getValue().getType());
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(type.getEncoding());
+  auto array = dyn_cast<BlockArgument>(store.getArray());
+  Type elemType = type.getElementType();
+  if (!mma || type.getRank() != 2 || store.getMemoryOrder() || !array ||
+      array.getOwner() != &func.getBody().front() ||
+      !func.getArgAttr(array.getArgNumber(), "tile.tma_ok") ||
+      !(elemType.isF16() || elemType.isBF16() || elemType.isF32()))
+    return false;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t elemBytes = elemType.getIntOrFloatBitWidth() / 8;
+  if (mma.getWarpsPerCTA()[1] != 1 ||
+      16 * int64_t(mma.getWarpsPerCTA()[0]) != rows || rows % 64 ||
+      (cols * elemBytes) % 128 || cols > 256)
+    return false;
+  MLIRContext *ctx = func.getContext();
+  auto bufferType = tilegpu::SharedBufferType::get(
+      ctx, {rows, cols}, elemType, /*slots=*/1, /*swizzle=*/128, 0);
+  if (bufferType.getTotalBytes() > room)
+    return false;
+  // One box per 128-byte panel of a warpgroup's 64 rows.
+  auto mapType = tilegpu::TensorMapType::get(ctx, {64, 128 / elemBytes},
+                                             elemType, /*swizzle=*/128);
+  FailureOr<Value> map = pipeline::tensorMapArg(func, array, mapType);
+  if (failed(map))
+    return false;
+  Location loc = store.getLoc();
+  OpBuilder b(at);
+  Value buffer =
+      tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+  b.setInsertionPoint(store);
+  // The block's element coordinates, innermost first.
+  Value col = arith::MulIOp::create(b, loc, store.getIndices()[1],
+                                    constI32(b, loc, cols));
+  Value row = arith::MulIOp::create(b, loc, store.getIndices()[0],
+                                    constI32(b, loc, rows));
+  SmallVector<Value> coords = {col, row};
+  tilegpu::BulkStoreOp::create(b, loc, store.getValue(), buffer, *map, coords,
+                               /*inner_axis=*/1, /*outer_dim=*/1);
+  if (waitAfter)
+    b.setInsertionPointAfter(waitAfter);
+  else
+    b.setInsertionPoint(store->getBlock()->getTerminator());
+  tilegpu::BulkWaitOp::create(b, loc, buffer);
+  store.erase();
+  return true;
+}
+
+void stageStores(func::FuncOp func, int numWarps, bool tmaStores) {
   // The stores at the top level of the kernel (or of its consumers), and
   // at the top level of a loop there.
   SmallVector<StoreOp> stores;
@@ -180,9 +235,16 @@ void stageStores(func::FuncOp func, int numWarps) {
         continue;
     }
     SharedLiveness liveness(func);
-    if (inLoop ? !fitsBesideAll(func, bufferType.getTotalBytes())
-               : bufferType.getTotalBytes() >
-                     roomAt(func, liveness, *liveness.getStep(store)))
+    int64_t room = inLoop ? (fitsBesideAll(func, bufferType.getTotalBytes())
+                                 ? bufferType.getTotalBytes()
+                                 : 0)
+                          : roomAt(func, liveness, *liveness.getStep(store));
+    // By TMA where it can, in the staging buffer's room (without padding).
+    if (tmaStores && !reshape &&
+        storeByTma(func, store, inLoop ? loop : store.getOperation(),
+                   inLoop ? loop : nullptr, room))
+      continue;
+    if (bufferType.getTotalBytes() > room)
       continue;
     OpBuilder b(inLoop ? loop : store.getOperation());
     Location loc = store.getLoc();
@@ -224,7 +286,7 @@ struct TileStageStoresPass
       return;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func->hasAttr("tile.kernel"))
-        stageStores(func, warps.getInt());
+        stageStores(func, warps.getInt(), tmaStores);
   }
 };
 

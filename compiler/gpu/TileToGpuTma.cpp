@@ -281,13 +281,16 @@ struct TmaStorePattern : OpConversionPattern<tilegpu::TmaStoreOp> {
 /// producer's, 3 and 4 the ping-pong turns).
 constexpr int32_t kBulkReduceBarrier = 5;
 
-/// Per warpgroup: wait until the last reduction read its part of the
+/// Per warpgroup: wait until the last bulk copy read its part of the
 /// buffer, barrier, write its rows as swizzled boxes, fence, barrier, and
-/// one thread issues a bulk tensor reduction (add) per box.
-struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// one thread issues a bulk tensor copy per box: a reduction (add) for
+/// bulk_reduce_add, a store for bulk_store.
+template <typename BulkOp>
+struct BulkCopyPattern : OpConversionPattern<BulkOp> {
+  using OpConversionPattern<BulkOp>::OpConversionPattern;
+  using OpAdaptor = typename BulkOp::Adaptor;
   LogicalResult
-  matchAndRewrite(tilegpu::BulkReduceAddOp op, OpAdaptor adaptor,
+  matchAndRewrite(BulkOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<Value> map = tensorMapAddress(op, op.getMap());
     if (failed(map))
@@ -305,8 +308,11 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
     bool innerRows = op.getInnerAxis() == 0;
     // Each warpgroup's part: its 64 rows, as boxes of 32 inner elements
     // (128-byte rows) by `other` outer ones.
+    // A box row is 128 bytes: `boxInner` elements.
+    int64_t elemBytes = type.getElementTypeBitWidth() / 8;
+    int64_t boxInner = 128 / elemBytes;
     int64_t inner = innerRows ? 64 : cols, other = innerRows ? cols : 64;
-    int64_t partBytes = 64 * cols * 4;
+    int64_t partBytes = 64 * cols * elemBytes;
     Value group =
         arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc), c(4));
     Value issuing = arith::CmpIOp::create(
@@ -351,9 +357,9 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
     groupBarrier();
     onIssuing([&] {
       Value first = arith::MulIOp::create(rewriter, loc, group, c(64));
-      for (int64_t box = 0; box < inner / 32; ++box) {
+      for (int64_t box = 0; box < inner / boxInner; ++box) {
         SmallVector<Value> coords(adaptor.getCoords());
-        int64_t along = box * 32;
+        int64_t along = box * boxInner;
         coords[0] = arith::AddIOp::create(
             rewriter, loc, coords[0],
             innerRows ? arith::AddIOp::create(rewriter, loc, first, c(along))
@@ -366,9 +372,14 @@ struct BulkReduceAddPattern : OpConversionPattern<tilegpu::BulkReduceAddOp> {
         Value src = LLVM::GEPOp::create(
             rewriter, loc, part.getType(), rewriter.getI8Type(), part,
             ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(box * other * 128)});
-        NVVM::CpAsyncBulkTensorReduceOp::create(
-            rewriter, loc, *map, src, NVVM::TMAReduxKind::ADD,
-            NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
+        if constexpr (std::is_same_v<BulkOp, tilegpu::BulkStoreOp>)
+          NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+              rewriter, loc, *map, src, coords, /*l2CacheHint=*/Value(),
+              NVVM::TMAStoreMode::TILE, /*predicate=*/Value());
+        else
+          NVVM::CpAsyncBulkTensorReduceOp::create(
+              rewriter, loc, *map, src, NVVM::TMAReduxKind::ADD,
+              NVVM::TMAStoreMode::TILE, coords, /*l2CacheHint=*/Value());
       }
       NVVM::CpAsyncBulkCommitGroupOp::create(rewriter, loc);
     });
@@ -397,6 +408,7 @@ void mlir::tile::populateTileGpuTmaPatterns(TypeConverter &converter,
   patterns
       .add<MBarrierInitPattern, MBarrierExpectTxPattern, MBarrierArrivePattern,
            MBarrierInvalPattern, MBarrierWaitPattern, TmaLoadPattern,
-           TmaStorePattern, BulkReduceAddPattern, BulkWaitPattern>(
+           TmaStorePattern, BulkCopyPattern<tilegpu::BulkReduceAddOp>,
+           BulkCopyPattern<tilegpu::BulkStoreOp>, BulkWaitPattern>(
           converter, patterns.getContext());
 }

@@ -290,14 +290,44 @@ def TileGpu_BulkReduceAddOp : TileGpu_Op<"bulk_reduce_add",
   let hasVerifier = 1;
 }
 
+def TileGpu_BulkStoreOp : TileGpu_Op<"bulk_store",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a warpgroup mma's result stored into an array by TMA";
+  let description = [{
+    `tilegpu.bulk_reduce_add`'s steps with a store for the add: `value`
+    (whose warpgroups hold 64 rows each) is written into the array `map`
+    describes, each warpgroup waiting until its previous bulk copy has read
+    its part of `buffer`, writing its rows there as 128-byte swizzled
+    boxes of the map, and one of its threads issuing
+    `cp.async.bulk.tensor` (shared to global) per box. Out-of-bounds
+    elements are dropped. The threads do not wait for the copy: the next
+    one, or `tilegpu.bulk_wait` before the kernel ends, does. An mma
+    loop's epilogue thus leaves as soon as its rows are in shared memory.
+
+    ```mlir
+    tilegpu.bulk_store %c through %buf into %map[%n0, %m0]
+        {inner_axis = 1 : i64, outer_dim = 1 : i64}
+        : tensor<128x256xf16, #mma>, !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>,
+          !tilegpu.tensor_map<64x64xf16, swizzle = 128>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer,
+                   TileGpu_TensorMap:$map, Variadic<I32>:$coords,
+                   I64Attr:$inner_axis, I64Attr:$outer_dim);
+  let assemblyFormat = [{
+    $value `through` $buffer `into` $map `[` $coords `]` attr-dict `:`
+    type($value) `,` qualified(type($buffer)) `,` qualified(type($map))
+  }];
+}
+
 def TileGpu_BulkWaitOp : TileGpu_Op<"bulk_wait",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "wait for the block's bulk reductions";
   let description = [{
-    Returns once every `tilegpu.bulk_reduce_add` this thread issued has
-    completed (cp.async.bulk.wait_group 0), then passes a barrier of the
-    threads that run it: `buffer`, the reductions' source, may then serve
-    anything else.
+    Returns once every `tilegpu.bulk_reduce_add` or `tilegpu.bulk_store`
+    this thread issued has completed (cp.async.bulk.wait_group 0), then
+    passes a barrier of the threads that run it: `buffer`, the copies'
+    source, may then serve anything else.
   }];
   let arguments = (ins TileGpu_SharedBuffer:$buffer);
   let assemblyFormat = [{

@@ -80,6 +80,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.warpgroupMma = options["warpgroup_mma"].cast<bool>();
   if (options.contains("stage_stores"))
     opts.stageStores = options["stage_stores"].cast<bool>();
+  if (options.contains("tma_stores"))
+    opts.tmaStores = options["tma_stores"].cast<bool>();
   if (options.contains("warp_specialize")) {
     auto name = options["warp_specialize"].cast<std::string>();
     std::optional<mlir::tile::WarpSpecialization> mode =
