@@ -218,7 +218,7 @@ def run_norms(shapes):
 def run_matmul(shapes, clusters=False):
     """f16 and bf16 C = A @ B for each (M, N, K) (an int S is S^3); with
     `clusters`, the fixed and persistent kernels also in clusters of two
-    (num_ctas=2: multicast B) beside them."""
+    (num_ctas=2: multicast B) beside them, and no autotuned row."""
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for dt in (torch.float16, torch.bfloat16):
         for shape in shapes:
@@ -243,9 +243,11 @@ def run_matmul(shapes, clusters=False):
                 ("triton", lambda: T.mm_k[lambda m: (triton.cdiv(M, m["BM"]) * triton.cdiv(N, m["BN"]),)](
                     A, Bm, C, M, N, Kd, A.stride(0), A.stride(1), Bm.stride(0), Bm.stride(1), C.stride(0),
                     C.stride(1)), relerr, None, poison),
+            ] + ([] if clusters else [
                 # autotune (first call tunes) against the hand-picked config.
                 ("tile", lambda: K.matmul_tuned[K.matmul_grid(M, N, sms)](A, Bm, C), relerr,
                  K.matmul_tuned, poison),
+            ]) + [
                 ("tile-fixed", lambda: K.matmul[(tiles,)](A, Bm, C, **cfg), relerr, None, poison),
                 # The same tiles from one block per SM looping over them (a while loop).
                 ("tile-persistent", lambda: K.matmul_persistent[(min(sms, tiles),)](A, Bm, C, **cfg),
@@ -256,8 +258,10 @@ def run_matmul(shapes, clusters=False):
                 ("tile-persistent-cluster", lambda: K.matmul_persistent_cluster[
                     (min(sms, tiles),)](A, Bm, C, **cfg), relerr, None, poison),
             ] if clusters else []), flops=fl)
-            note_binaries(p, {"tile": lambda: K.matmul_tuned.compile(A, Bm, C),
-                              "tile-fixed": lambda: K.matmul.compile(A, Bm, C, **cfg)})
+            binaries = {"tile-fixed": lambda: K.matmul.compile(A, Bm, C, **cfg)}
+            if not clusters:
+                binaries["tile"] = lambda: K.matmul_tuned.compile(A, Bm, C)
+            note_binaries(p, binaries)
 
 
 def run_bmm(Z=8, S=2048):
