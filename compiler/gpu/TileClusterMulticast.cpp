@@ -315,6 +315,18 @@ bool canHoist(Value v, Operation *at) {
          });
 }
 
+/// Whether peerAt() can compute `v` before `at`.
+bool canPeerAt(Value v, BidDependence &dependence, Operation *at) {
+  if (!dependence.dependsOnBid(v))
+    return canHoist(v, at);
+  Operation *def = v.getDefiningOp();
+  if (auto bid = dyn_cast_or_null<BidOp>(def))
+    return true;
+  return recomputable(def) && llvm::all_of(def->getOperands(), [&](Value o) {
+           return canPeerAt(o, dependence, at);
+         });
+}
+
 void addClusterBarrier(OpBuilder &b, Location loc) {
   NVVM::ClusterArriveOp::create(b, loc, /*aligned=*/UnitAttr());
   NVVM::ClusterWaitOp::create(b, loc, /*aligned=*/UnitAttr());
@@ -468,7 +480,8 @@ struct TileClusterMulticastPass
                                  : Value();
       if (ring->counted && (dependence.dependsOnBid(lower) ||
                             dependence.dependsOnBid(ring->step) ||
-                            !canHoist(ring->bound, prologue)))
+                            !canHoist(ring->bound, prologue) ||
+                            !canPeerAt(ring->bound, dependence, prologue)))
         continue;
       shareCopies(func, *ring);
     }
