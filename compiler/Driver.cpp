@@ -301,8 +301,9 @@ bool tile::usesWarpgroupMma(const CompileOptions &opts) {
 std::string tile::codegenOptionsText(const CompileOptions &opts) {
   std::string debug = opts.printDebugInfo ? ";lineinfo" : "";
   // num_warps and the GPU switches mean nothing on the host.
+  std::string splitMasks = opts.splitUniformMasks ? "" : ";split_masks=0";
   if (opts.target == "cpu")
-    return "opt_level=" + std::to_string(opts.optLevel) + debug;
+    return "opt_level=" + std::to_string(opts.optLevel) + debug + splitMasks;
   return "num_warps=" + std::to_string(opts.numWarps) +
          ";opt_level=" + std::to_string(opts.optLevel) + debug +
          ";pipeline=" + stringifyMmaPipelining(opts.mmaPipelining).str() +
@@ -312,6 +313,7 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
+         splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +
          (opts.tmaStores ? ";tma_stores=1" : "") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +

@@ -45,6 +45,9 @@ struct CompileOptions {
                                // attention ring's wgmmas; TILE_PING_PONG=1
   bool overlapMmaChain = true; // attention's softmax beside the previous
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
+  bool splitUniformMasks = true; // loops cut where their masks turn all
+                                 // true (causal attention masks only the
+                                 // diagonal); TILE_SPLIT_MASKS=0: false
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
   bool tmaStores = false;      // warpgroup mma results stored by TMA bulk

@@ -330,6 +330,28 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileSplitUniformMasks : Pass<"tile-split-uniform-masks",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Cut a loop where its masks turn all true, and drop them "
+                "there (causal attention's blocks below the diagonal)";
+  let description = [{
+    A select in an `scf.for` whose condition compares integer tiles with
+    elements in ranges affine in the induction variable (splats, iotas,
+    constant factors, broadcasts and shape ops; `&` of such compares) is
+    all true where the smallest element of one side beats the largest of
+    the other, `k * iv + e >= 0`. With k of one sign for every part, the
+    iterations on one side of a split point computed in front of the loop
+    have all-true masks: the loop becomes two loops, the second taking the
+    first's results as its initial values, and in the all-true one the
+    selects take their true operands, so the compares and their index
+    arithmetic fall away. Run after tile-overlap-mma-chain, it cuts a
+    warp-specialized kernel's consumer loop, whose ring the producer fills
+    for both halves.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
   let summary = "Give every shared-memory buffer of a kernel its offset";
   let description = [{

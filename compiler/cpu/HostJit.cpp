@@ -4,6 +4,7 @@
 #include "compiler/cpu/HostRuntime.h"
 #include "compiler/cpu/HostThreadPool.h"
 
+#include "compiler/Passes.h"
 #include "compiler/cpu/HostPatterns.h"
 #include "dialects/tile/TileDialect.h"
 
@@ -296,6 +297,10 @@ tile::compileForCpu(ModuleOp module, const CompileOptions &opts,
     return LogicalResult::failure();
   for (StringRef stage : getHostStageNames()) {
     PassManager pm(module->getContext());
+    // Loops cut where their masks turn all true (as on the GPU, whose
+    // pipeline runs it after the asynchronous passes).
+    if (stage == "host" && opts.splitUniformMasks)
+      pm.addPass(createTileSplitUniformMasks());
     buildHostStage(pm, stage);
     // Debug scopes turn the ops' locations into line info in the LLVM IR.
     if (stage == "llvm" && opts.printDebugInfo)

@@ -234,6 +234,12 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     if (opts.overlapMmaChain && !opts.pingPong)
       pipePm.addPass(createTileOverlapMmaChain());
   }
+  // Only where operands loaded in front of a loop wait in shared memory
+  // (TMA rings on sm_90): with them in registers, as on the cp.async ring,
+  // the copies of the loop made ptxas spill (attention_dq: 336 bytes).
+  if (opts.splitUniformMasks && opts.mmaPipelining == MmaPipelining::Tma &&
+      usesWarpgroupMma(opts))
+    pipePm.addPass(createTileSplitUniformMasks());
   if (opts.stageStores) {
     TileStageStoresOptions staging;
     staging.tmaStores = opts.tmaStores;

@@ -201,7 +201,9 @@ def codegen_switches():
     tile-warp-specialize), TILE_PING_PONG=1 (the
     consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
     (attention's softmax no longer runs beside the previous iteration's P V:
-    tile-overlap-mma-chain), TILE_STAGE_STORES=0 (mma
+    tile-overlap-mma-chain), TILE_SPLIT_MASKS=0 (loops keep their masks
+    where they are all true, as causal attention's blocks below the
+    diagonal: tile-split-uniform-masks), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
     memory, tile-stage-stores), TILE_TMA_STORES=1 (warpgroup mma results
     leave by TMA bulk copies from a swizzled buffer, the threads not
@@ -227,6 +229,7 @@ def codegen_switches():
         "tma_stores": os.environ.get("TILE_TMA_STORES", "") not in ("", "0"),
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
+        "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
         "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),
     }

@@ -116,7 +116,7 @@ def test_compile_and_asm(fake):
                     "always_compile": False, "mma_pipeline": "tma",
                     "warpgroup_mma": True, "nvptx_register_scheduling": True,
                     "warp_specialize": "attention", "stage_stores": True,
-                    "ping_pong": False, "mma_overlap": True, "bulk_reduce": False,
+                    "ping_pong": False, "mma_overlap": True, "split_masks": True, "bulk_reduce": False,
                     "staged_mma": False, "tma_stores": False}
     k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # reuses the compiled kernel
     assert len(fake.compiled) == 1

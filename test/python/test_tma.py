@@ -182,11 +182,14 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
     # epilogue's scratch reuses the ring): the two wgmmas also sit in the
     # prologue and the epilogue.
     overlapped = specialized and "TILE_PING_PONG" not in env
-    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == (32 if overlapped else 16)
+    # tile-split-uniform-masks: the blocks below the diagonal run a second
+    # copy of the loop (16 wgmmas), without the mask; TMA rings only.
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == \
+        (32 if overlapped else 16) + (16 if tma else 0)
     assert (".maxntid 384, 1, 1" in ptx) == specialized
     assert bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == specialized
     turns = re.findall(r"bar\.arrive %r\d+, 256;", ptx)
-    assert len(turns) == (2 if "TILE_PING_PONG" in env else 0)
+    assert len(turns) == (2 * 2 if "TILE_PING_PONG" in env else 0)
     report = _ptxas_info(tmp_path, ptx, "attention")
     assert NO_SPILLS in report, report
 
@@ -209,6 +212,8 @@ def test_attention_softmax_overlaps_the_previous_pv(tmp_path, overlap, causal):
                      "--emit", "ptx"], tmp_path, TILE_MMA_OVERLAP=overlap).stdout
     # S (m64n128) is D / 16 = 4 k-steps, P V (m64n64) BN / 16 = 8.
     copies = 2 if overlap == "1" else 1
+    if causal == "True":  # the unmasked copy of the loop (tile-split-uniform-masks)
+        copies += 1
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 4 * copies
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16") == 8 * copies
     assert ("wgmma.wait_group.sync.aligned 1;" in ptx) == (overlap == "1")
@@ -252,11 +257,13 @@ BACKWARD_SIG = {
 @needs_sm90
 @pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
 @pytest.mark.parametrize("tma", ["1", "0"])
-@pytest.mark.parametrize("kernel,bm,bn,wide,narrow", [
-    ("attention_dkdv", 64, 128, 8, 16),   # dV += P^T dO, dK += dS^T Q: n = D = 128
-    ("attention_dq", 128, 64, 4, 16),     # dQ += dS K
+@pytest.mark.parametrize("kernel,bm,bn,wide,narrow,copies", [
+    # dV += P^T dO, dK += dS^T Q: n = D = 128. tile-split-uniform-masks: the
+    # masked diagonal, the unmasked blocks, the masked blocks past `seq`.
+    ("attention_dkdv", 64, 128, 8, 16, 3),
+    ("attention_dq", 128, 64, 4, 16, 2),  # dQ += dS K; unmasked, then masked
 ])
-def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow, tma):
+def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow, copies, tma):
     """The backward's gradient kernels at D=128: every product a wgmma of
     128 rows; the block loaded in front of the loop (K and V, or Q and dO)
     read by wgmma from shared memory, copied there once by TMA, and the
@@ -269,8 +276,10 @@ def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow
                      "-D", f"BM={bm}", "-D", f"BN={bn}", "-D", "D=128", "-D", "CAUSAL=True",
                      "--target", "sm_90", "--emit", "ptx"], tmp_path, TILE_TMA=tma).stdout
     assert "mma.sync" not in ptx
-    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == wide
-    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16") == narrow
+    # Without TMA the loop stays whole (its copies spilled there).
+    copies = copies if tma == "1" else 1
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == wide * copies
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16") == narrow * copies
     assert ("cp.async.bulk.tensor.3d" in ptx) == (tma == "1")
     assert ("cp.async.cg" in ptx) == (tma == "0")
     assert (".maxntid 384, 1, 1" in ptx) == (tma == "1")
