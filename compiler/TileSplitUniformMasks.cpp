@@ -190,6 +190,11 @@ private:
   std::optional<Range> range(Value v, int depth) {
     if (depth > kMaxDepth)
       return std::nullopt;
+    if (v.getType().isSignlessIntOrIndex()) { // a scalar is a range of one
+      if (auto base = scalar(v, depth + 1))
+        return Range{*base, 0, 0};
+      return std::nullopt;
+    }
     auto type = dyn_cast<RankedTensorType>(v.getType());
     if (!type || !type.getElementType().isSignlessInteger())
       return std::nullopt;
@@ -285,8 +290,10 @@ struct Cut {
 };
 
 std::optional<Cut> findCut(scf::ForOp loop) {
+  // The bounds are computed with signed arithmetic.
   APInt step;
-  if (!matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
+  if (loop.getUnsignedCmp() ||
+      !matchPattern(loop.getStep(), m_ConstantInt(&step)) ||
       step.getSExtValue() <= 0)
     return std::nullopt;
   MaskAnalysis analysis(loop);

@@ -217,11 +217,34 @@ func.func @both_ends(%kb: i32, %seq: i32, %n: i32, %s: tensor<64x64xf32>) -> ten
 
 // -----
 
+// A scalar condition, `j < n_full` (an `if` on it, speculated into a
+// select): the iterations below n_full take the true operand.
+// CHECK-LABEL: func.func @scalar_condition
+// CHECK: %[[AT:.*]] = arith.trunci
+// CHECK: scf.for %{{.*}} to %[[AT]]
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %[[AT]] to
+// CHECK: arith.select
+func.func @scalar_condition(%nfull: i32, %n: i32, %a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %a) -> (tensor<64xf32>) : i32 {
+    %whole = arith.cmpi slt, %j, %nfull : i32
+    %m = arith.select %whole, %a, %b : tensor<64xf32>
+    %next = arith.addf %acc, %m : tensor<64xf32>
+    scf.yield %next : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
 // Left alone: a condition on a loop-carried value, an unsigned compare, a
-// product of ranges, and a mask that does not depend on the induction
-// variable.
+// product of ranges, a mask that does not depend on the induction
+// variable, and a loop compared unsigned.
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-4: scf.for
+// CHECK-COUNT-5: scf.for
 // CHECK-NOT: scf.for
 func.func @left_alone(%mb: i32, %n: i32, %s: tensor<64xf32>) -> tensor<64xf32> {
   %c0 = arith.constant 0 : i32
@@ -262,5 +285,12 @@ func.func @left_alone(%mb: i32, %n: i32, %s: tensor<64xf32>) -> tensor<64xf32> {
     %next = arith.addf %acc, %m : tensor<64xf32>
     scf.yield %next : tensor<64xf32>
   }
-  return %d : tensor<64xf32>
+  %e = scf.for unsigned %j = %c0 to %n step %c1 iter_args(%acc = %d) -> (tensor<64xf32>) : i32 {
+    %js = tile.splat %j : tensor<64xi32>
+    %keep = arith.cmpi sge, %rows, %js : tensor<64xi32>
+    %m = arith.select %keep, %s, %zero : tensor<64xi1>, tensor<64xf32>
+    %next = arith.addf %acc, %m : tensor<64xf32>
+    scf.yield %next : tensor<64xf32>
+  }
+  return %e : tensor<64xf32>
 }
