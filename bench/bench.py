@@ -25,6 +25,9 @@ import kernels as K  # noqa: E402
 import peers_triton as T  # noqa: E402
 
 rows = []
+# The fixed attention kernel as an object of its own, compiled under
+# TILE_SPLIT_MASKS=0 (its rows: tile-fixed-nosplit).
+ATTENTION_NOSPLIT = K.attention.replace_hints()
 
 
 REPEATS = 3  # main() sets it from --repeats
@@ -382,6 +385,29 @@ def attention_inputs(Bz, H, Hkv, L, D, dtype):
     return q, k, v
 
 
+def with_env(name, value, fn):
+    """fn whose first run (which compiles) has os.environ[name] = value:
+    the TILE_* switches are read when a kernel compiles, so a kernel object
+    of its own compiled under it gives that switch's row beside the
+    default's, in one process."""
+    compiled = []
+
+    def run():
+        if compiled:  # timed calls: no environment writes
+            return fn()
+        old = os.environ.get(name)
+        os.environ[name] = value
+        try:
+            fn()
+            compiled.append(True)
+        finally:
+            if old is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = old
+    return run
+
+
 def run_attention(shapes, clusters=False):
     """Forward attention per shape, causal and not; with `clusters`, the
     fixed kernel also in clusters of two (num_ctas=2: neighbouring query
@@ -423,6 +449,11 @@ def run_attention(shapes, clusters=False):
             for impl, kern in variants:
                 entries.append((impl, lambda kern=kern: kern[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal), check, None, poison))
+            if causal:  # every key block masked (before tile-split-uniform-masks)
+                entries.append(("tile-fixed-nosplit", with_env(
+                    "TILE_SPLIT_MASKS", "0", lambda: ATTENTION_NOSPLIT[(L // BM, Bz * H)](
+                        q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                        GROUP=group)), check, None, poison))
             if clusters and not causal:
                 entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
@@ -453,18 +484,12 @@ def run_attention_backward(shapes):
     FAB_BULK = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(FAB_BULK)
 
-    def with_bulk_reduce(fn):
-        def run():
-            old = os.environ.get("TILE_BULK_REDUCE")
-            os.environ["TILE_BULK_REDUCE"] = "1"
-            try:
-                fn()
-            finally:
-                if old is None:
-                    del os.environ["TILE_BULK_REDUCE"]
-                else:
-                    os.environ["TILE_BULK_REDUCE"] = old
-        return run
+    # And a third, compiled with TILE_SPLIT_MASKS=0: its loops keep their
+    # masks where they are all true (before tile-split-uniform-masks).
+    spec = importlib.util.spec_from_file_location(
+        "fab_nosplit", os.path.join(HERE, "..", "examples", "flash_attention_backward.py"))
+    FAB_NOSPLIT = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(FAB_NOSPLIT)
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -488,9 +513,9 @@ def run_attention_backward(shapes):
             fast = FAB._TorchDevice(poison=False)
             got = []
 
-            def tile_bwd():
-                kv_blocks, q_blocks = FAB.sm90_blocks(D)
-                got[:] = FAB.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
+            def tile_bwd(fab=FAB):
+                kv_blocks, q_blocks = fab.sm90_blocks(D)
+                got[:] = fab.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
                                       dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
                                       grad_dtype=q.dtype)
 
@@ -512,9 +537,11 @@ def run_attention_backward(shapes):
                 ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout4,
                                                            retain_graph=True), lambda: None),
                 ("tile", tile_bwd, check),
+                ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
+                                          lambda: tile_bwd(FAB_NOSPLIT)), check),
                 ("tile-fused-dq", tile_bwd_fused, check),
-                ("tile-fused-dq-bulk", with_bulk_reduce(lambda: tile_bwd_fused(FAB_BULK)),
-                 check),
+                ("tile-fused-dq-bulk", with_env("TILE_BULK_REDUCE", "1",
+                                                lambda: tile_bwd_fused(FAB_BULK)), check),
             ], flops=fl)
 
 
