@@ -339,14 +339,16 @@ def TileSplitUniformMasks : Pass<"tile-split-uniform-masks",
     elements in ranges affine in the induction variable (splats, iotas,
     constant factors, broadcasts and shape ops; `&` of such compares) is
     all true where the smallest element of one side beats the largest of
-    the other, `k * iv + e >= 0`. With k of one sign for every part, the
-    iterations on one side of a split point computed in front of the loop
-    have all-true masks: the loop becomes two loops, the second taking the
-    first's results as its initial values, and in the all-true one the
-    selects take their true operands, so the compares and their index
-    arithmetic fall away. Run after tile-overlap-mma-chain, it cuts a
-    warp-specialized kernel's consumer loop, whose ring the producer fills
-    for both halves.
+    the other, `k * iv + e >= 0`. Parts with k < 0 hold up to an
+    iteration, k > 0 from one on, k = 0 everywhere or nowhere, so the
+    all-true iterations are one interval, computed in front of the loop.
+    The loop becomes up to three loops (masked head, unmasked middle,
+    masked tail), each taking the previous one's results as its initial
+    values; in the middle one the selects take their true operands, so the
+    compares and their index arithmetic fall away. Run after
+    tile-overlap-mma-chain, it cuts a warp-specialized kernel's consumer
+    loop, whose ring the producer fills for every part; the CPU runs it at
+    the start of the host stage.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

@@ -12,17 +12,20 @@
 // scalar splat plus an iota, scaled by constants, through broadcasts and
 // shape ops), is all true wherever the smallest element of one side beats
 // the largest of the other: `g(iv) = k * iv + e >= 0` with k a constant.
-// Conjunctions (`&`) of such compares need every part true. For k < 0 the
-// iterations below a split point have all-true masks, for k > 0 those from
-// it on. The loop is cut there into two loops that carry their values from
-// one to the next, and the all-true half's selects take their true operand
-// (the compare and the index arithmetic then fall away).
+// Conjunctions (`&`) of such compares need every part true. Parts with
+// k < 0 hold up to some iteration, parts with k > 0 from some iteration on,
+// and parts with k = 0 everywhere or nowhere: the all-true iterations form
+// one interval, computed in front of the loop. The loop is cut into up to
+// three loops (masked head, unmasked middle, masked tail) that carry their
+// values from one to the next, and the middle one's selects take their true
+// operand (the compare and the index arithmetic then fall away).
 //
-// It runs on the asynchronous level, after tile-overlap-mma-chain, so the
-// cut falls into the consumer loop of a warp-specialized kernel: the
-// producer streams the ring through both halves, whose slots and phases
-// follow the induction variable; an earlier cut would give each half its
-// own ring, cold at the start (as a user's two-loop form does).
+// On the GPU it runs on the asynchronous level, after
+// tile-overlap-mma-chain, so the cut falls into the consumer loop of a
+// warp-specialized kernel: the producer streams the ring through every
+// part, whose slots and phases follow the induction variable; an earlier
+// cut would give each part its own ring, cold at the start (as a user's
+// two-loop form does). The CPU runs it at the start of the host stage.
 //
 // The bounds are computed in i64 from the program's i32 values, which the
 // comparison takes not to wrap.
@@ -244,23 +247,6 @@ private:
   scf::ForOp loop;
 };
 
-/// Emits `a` as an i64 in front of the loop.
-Value emitAffine(OpBuilder &b, Location loc, const Affine &a) {
-  Type i64 = b.getI64Type();
-  Value sum = arith::ConstantIntOp::create(b, loc, i64, a.constant);
-  for (auto [value, factor] : a.terms) {
-    Value wide = value.getType().isIndex()
-                     ? arith::IndexCastOp::create(b, loc, i64, value)
-                 : value.getType() == i64
-                     ? value
-                     : arith::ExtSIOp::create(b, loc, i64, value).getResult();
-    Value c = arith::ConstantIntOp::create(b, loc, i64, factor);
-    sum = arith::AddIOp::create(
-        b, loc, sum, arith::MulIOp::create(b, loc, wide, c).getResult());
-  }
-  return sum;
-}
-
 Value toI64(OpBuilder &b, Location loc, Value v) {
   Type i64 = b.getI64Type();
   if (v.getType().isIndex())
@@ -268,6 +254,19 @@ Value toI64(OpBuilder &b, Location loc, Value v) {
   if (v.getType() == i64)
     return v;
   return arith::ExtSIOp::create(b, loc, i64, v);
+}
+
+/// Emits `a` as an i64 in front of the loop.
+Value emitAffine(OpBuilder &b, Location loc, const Affine &a) {
+  Type i64 = b.getI64Type();
+  Value sum = arith::ConstantIntOp::create(b, loc, i64, a.constant);
+  for (auto [value, factor] : a.terms) {
+    Value c = arith::ConstantIntOp::create(b, loc, i64, factor);
+    sum = arith::AddIOp::create(
+        b, loc, sum,
+        arith::MulIOp::create(b, loc, toI64(b, loc, value), c).getResult());
+  }
+  return sum;
 }
 
 Value fromI64(OpBuilder &b, Location loc, Value v, Type type) {
