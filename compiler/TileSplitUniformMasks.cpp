@@ -102,7 +102,8 @@ public:
     Operation *def = cond.getDefiningOp();
     if (!def)
       return std::nullopt;
-    if (isShapeOp(def))
+    // A splat of a scalar condition: a mask of its one value.
+    if (isShapeOp(def) || isa<SplatOp>(def))
       return allTrueWhen(def->getOperand(0), depth + 1);
     if (auto both = dyn_cast<arith::AndIOp>(def)) {
       auto lhs = allTrueWhen(both.getLhs(), depth + 1);

@@ -240,6 +240,39 @@ func.func @scalar_condition(%nfull: i32, %n: i32, %a: tensor<64xf32>, %b: tensor
 
 // -----
 
+// A scalar condition splat into a mask and `&`-ed with a tile's compare
+// (`(j < n) & (cols < seq)` with cols = j*64 + [0, 63]): both parts fall
+// as j grows, so the unmasked loop comes first.
+// CHECK-LABEL: func.func @splat_scalar_condition
+// CHECK: %[[AT:.*]] = arith.trunci
+// CHECK: scf.for %{{.*}} to %[[AT]]
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %[[AT]] to
+// CHECK: arith.select
+func.func @splat_scalar_condition(%nfull: i32, %seq: i32, %n: i32, %a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  %iota = tile.iota : tensor<64xi32>
+  %seqs = tile.splat %seq : tensor<64xi32>
+  %r = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %a) -> (tensor<64xf32>) : i32 {
+    %whole = arith.cmpi slt, %j, %nfull : i32
+    %wholes = tile.splat %whole : tensor<64xi1>
+    %j64 = arith.muli %j, %c64 : i32
+    %base = tile.splat %j64 : tensor<64xi32>
+    %cols = arith.addi %base, %iota : tensor<64xi32>
+    %inside = arith.cmpi slt, %cols, %seqs : tensor<64xi32>
+    %both = arith.andi %wholes, %inside : tensor<64xi1>
+    %m = arith.select %both, %a, %b : tensor<64xi1>, tensor<64xf32>
+    %next = arith.addf %acc, %m : tensor<64xf32>
+    scf.yield %next : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+// -----
+
 // Left alone: a condition on a loop-carried value, an unsigned compare, a
 // product of ranges, a mask that does not depend on the induction
 // variable, and a loop compared unsigned.
