@@ -20,7 +20,9 @@
 // barrier, whose count grows by the consumer warps. Before the split the
 // block's barriers are made visible to the cluster (barrier.cluster), and
 // at the end neither CTA leaves while the other may still arrive on its
-// barriers; the empty barriers are invalidated only then.
+// barriers; the empty barriers are invalidated only then. They are
+// allocated before the ring, so the bytes past them stay free for the
+// epilogue's scratch once the ring is dead.
 //
 // A launch with an odd number of blocks along axis 0 runs without
 // clusters (the runtime forms them only when the grid divides): the kernel
@@ -447,6 +449,16 @@ void shareCopies(func::FuncOp func, ProducerRing &ring) {
           def->getBlock() != &entry)
         operand.set(b.clone(*def)->getResult(0));
     inval->moveBefore(entry.getTerminator());
+  }
+  // The empty barriers now outlive the ring: allocated first, they take the
+  // lowest bytes (tile-allocate-shared fits buffers in program order), so
+  // the epilogue's scratch after the loop can still reuse the dead ring.
+  // Past them it did not fit: clustered attention at D 128 asked for 256 KB.
+  Operation *emptyAlloc = ring.empty.getDefiningOp();
+  for (auto first : entry.getOps<tilegpu::AllocSharedOp>()) {
+    if (emptyAlloc->getBlock() == &entry && first->isBeforeInBlock(emptyAlloc))
+      emptyAlloc->moveBefore(first);
+    break;
   }
   func->setAttr(kClusterSizeAttr, b.getI64IntegerAttr(kClusterSize));
 }

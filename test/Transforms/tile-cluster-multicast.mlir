@@ -7,15 +7,17 @@
 // A's are compared with the other CTA's (its block index xor 1, the slice
 // cloned where the original is computed: here in the producer's loop). A
 // consumer warp's first lane also releases the slot in the other CTA; at
-// the end a cluster barrier, then the empty barriers' invalidation.
+// the end a cluster barrier, then the empty barriers' invalidation. The
+// empty barriers, which now outlive the ring, are allocated before it.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention --tile-cluster-multicast | FileCheck %s
 // Lowered: multicast copies, mapa and a cluster-scoped remote arrive.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention --tile-cluster-multicast --tile-allocate-shared --convert-tile-to-gpu | FileCheck %s --check-prefix=GPU
 
 // CHECK-LABEL: func.func @clustered(
 // CHECK-SAME: tilegpu.cluster_size = 2 : i64
-// CHECK: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // CHECK: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
+// CHECK-NEXT: tilegpu.alloc_shared
+// CHECK: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
 // CHECK: %[[CTAS:.*]] = nvvm.read.ptx.sreg.cluster.nctarank : i32
 // CHECK: %[[CLUSTERED:.*]] = arith.cmpi eq, %[[CTAS]], %{{.*}} : i32
 // CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32

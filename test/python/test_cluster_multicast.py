@@ -44,10 +44,10 @@ CLUSTER_PTX = ("mbarrier::complete_tx::bytes.multicast::cluster", "barrier.clust
                "mbarrier.arrive.release.cluster.shared::cluster.b64")
 
 
-def _pairs_ptx(tmp_path, kernel, args, consts):
+def _pairs_ptx(tmp_path, kernel, args, consts, emit="ptx"):
     src = tmp_path / "pairs.py"
     src.write_text(PAIRS)
-    cmd = [str(src) + "::" + kernel, "--args", args, "--target", "sm_90", "--emit", "ptx"]
+    cmd = [str(src) + "::" + kernel, "--args", args, "--target", "sm_90", "--emit", emit]
     for name, value in consts.items():
         cmd += ["-D", f"{name}={value}"]
     return run_tilec(cmd, tmp_path).stdout
@@ -114,6 +114,25 @@ def test_attention_shares_k_and_v_unless_causal(tmp_path, causal):
     ptx = _pairs_ptx(tmp_path, "attention", sig, dict(BM=128, BN=128, D=128, CAUSAL=causal))
     for piece in CLUSTER_PTX:
         assert (piece in ptx) == (not causal), piece
+
+
+# sm_90's shared memory per block, opted in (227 KB).
+SM90_SHARED_BYTES = 232448
+
+
+@needs_sm90
+@pytest.mark.parametrize("d", [64, 128])
+def test_clustered_attention_fits_shared_memory(tmp_path, d):
+    """The empty barriers outlive a clustered ring (the other CTA may still
+    release a slot); they sit below the ring, so the epilogue's scratch
+    reuses the dead ring. Past them, attention at D 128 asked for 256 KB
+    and its launch failed on the H100."""
+    sig = ", ".join([f"f16[8,1024,{d}]"] * 4) + ", f32"
+    gpu = _pairs_ptx(tmp_path, "attention", sig, dict(BM=128, BN=128, D=d, CAUSAL=False),
+                     emit="gpu")
+    shared = int(re.search(r"tile\.shared_mem = (\d+)", gpu).group(1))
+    assert shared <= SM90_SHARED_BYTES, shared
+    assert "nvvm.cluster.wait" in gpu and "multicast" in gpu  # it is clustered
 
 
 FAKE_SCRIPT = """
