@@ -315,7 +315,7 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
          splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +
-         (opts.tmaStores ? ";tma_stores=1" : "") +
+         (opts.tmaStores ? "" : ";tma_stores=0") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +
          (opts.stagedOperands ? ";staged_mma=1" : "");
 }

@@ -50,8 +50,8 @@ struct CompileOptions {
                                  // diagonal); TILE_SPLIT_MASKS=0: false
   bool stageStores = true;     // mma results stored in 16-byte runs through
                                // shared memory; TILE_STAGE_STORES=0: false
-  bool tmaStores = false;      // warpgroup mma results stored by TMA bulk
-                               // copies instead; TILE_TMA_STORES=1: true
+  bool tmaStores = true;       // warpgroup mma results stored by TMA bulk
+                               // copies; TILE_TMA_STORES=0: false
   bool bulkReduce = false;     // atomic adds of mma results by TMA bulk
                                // reductions; TILE_BULK_REDUCE=1: true
   bool stagedOperands = false; // wgmma for mmas whose operand a loop

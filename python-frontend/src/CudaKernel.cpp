@@ -12,6 +12,7 @@
 
 #include "compiler/Driver.h"
 #include "dialects/tile/TileDialect.h"
+#include "dialects/tilegpu/TileGpuDialect.h"
 #include "runtime/ArgPack.h"
 #include "runtime/BuildInfo.h"
 #include "runtime/CudaDriver.h"
@@ -346,6 +347,10 @@ rt::Signature kernelSignature(mlir::ModuleOp module) {
       continue;
     rt::Signature sig;
     for (mlir::Type type : func.getArgumentTypes()) {
+      // IR that tilec resumes past tile-pipeline-mma carries the tensor
+      // maps as parameters after the user's; the binary lists them.
+      if (llvm::isa<mlir::tilegpu::TensorMapType>(type))
+        continue;
       if (auto array = llvm::dyn_cast<mlir::tile::ArrayType>(type))
         sig.push_back({rt::Param::Array, int(array.getRank())});
       else if (type.isInteger(32))

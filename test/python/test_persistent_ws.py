@@ -45,17 +45,23 @@ def _ring_bytes(ptx):
 def test_persistent_ring_gets_a_producer(tmp_path, stages, kernel):
     """By default (TILE_WARP_SPECIALIZE unset) the persistent matmul's ring
     gets a producer warpgroup (384 threads, setmaxnreg 40 / 232), its copies
-    by TMA, the consumers' stores in 16-byte runs through shared memory
-    (3 slots of 48 KB leave room for the 66 KB buffer; the automatic depth
-    is 3 for that), no spills; the `while` and the `for` form alike."""
+    by TMA, the consumers' results stored by TMA bulk copies from a swizzled
+    buffer (with TILE_TMA_STORES=0: in 16-byte runs through a padded one;
+    3 slots of 48 KB leave room for the 64 or 66 KB buffer, the automatic
+    depth is 3 for that), no spills; the `while` and the `for` form alike."""
     ptx = _persistent_ptx(tmp_path, stages, kernel)
-    assert _ring_bytes(ptx) == 3 * 48 * 1024
-    assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
-    assert re.search(r"setmaxnreg.inc.sync.aligned.u32\s+232;", ptx)
-    assert ".maxntid 384, 1, 1" in ptx
-    assert "cp.async.bulk.tensor.2d" in ptx
-    assert ptx.count("st.global.v4.b32") == 16
+    threads = _persistent_ptx(tmp_path, stages, kernel, TILE_TMA_STORES="0")
+    for p in (ptx, threads):
+        assert _ring_bytes(p) == 3 * 48 * 1024
+        assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", p)
+        assert re.search(r"setmaxnreg.inc.sync.aligned.u32\s+232;", p)
+        assert ".maxntid 384, 1, 1" in p
+        assert "cp.async.bulk.tensor.2d.shared::cluster.global" in p
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4
+    assert "st.global.v4" not in ptx
+    assert threads.count("st.global.v4.b32") == 16
     assert NO_SPILLS in _ptxas_info(tmp_path, ptx, "persistent_ws")
+    assert NO_SPILLS in _ptxas_info(tmp_path, threads, "persistent_ws_threads")
 
 
 @needs_sm90
@@ -212,8 +218,9 @@ def persistent_bias_relu(a, b, bias, c, BM: tile.Constant[int], BN: tile.Constan
 @pytest.mark.parametrize("M,N,K,programs", [(1000, 1112, 520, 8), (300, 512, 40, 3)])
 def test_persistent_fused_epilogue(M, N, K, programs):
     """The epilogue's bias, ReLU and cast stay fused; on sm_90 the ring gets
-    the producer and the fused result is staged (16-byte stores where N is
-    a multiple of 16 elements)."""
+    the producer and the fused result leaves by TMA bulk copies, four
+    128-byte panels of 256 columns (with TILE_TMA_STORES=0: staged, in
+    16-byte stores where N is a multiple of 16 elements)."""
     dev = Device()
     on_gpu = dev.backend == "cuda"
     dtype = np.float16 if on_gpu else np.float32
@@ -231,4 +238,8 @@ def test_persistent_fused_epilogue(M, N, K, programs):
     if on_gpu and dev.torch.cuda.get_device_capability()[0] == 9:
         ptx = persistent_bias_relu.compile(*args, **cfg).asm["ptx"]
         assert "setmaxnreg" in ptx
-        assert ptx.count("st.global.v4.b32") == (16 if N % 16 == 0 else 0)
+        if os.environ.get("TILE_TMA_STORES", "1").strip() != "0":
+            assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta") == 4
+            assert "st.global.v4" not in ptx
+        else:
+            assert ptx.count("st.global.v4.b32") == (16 if N % 16 == 0 else 0)

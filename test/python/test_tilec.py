@@ -248,9 +248,10 @@ def test_gpu_all_stages(name, tmp_path):
     kernel = KERNELS[name][0]
     d = tmp_path / "out"
     # TILE_TMA=0: the cp.async ring, whose PTX reads operands with ld.global
-    # where the tail needs it (TMA has test_tma.py).
+    # where the tail needs it, and the threads' stores (TMA has test_tma.py
+    # and test_tma_stores.py).
     run_tilec(example_args(name) + ["--emit", "all", "--target", "sm_90", "-o", str(d)],
-              tmp_path, TILE_TMA="0")
+              tmp_path, TILE_TMA="0", TILE_TMA_STORES="0")
     ext = {"llvm": "ll", "ptx": "ptx", "cubin": "cubin"}
     for stage, texts in _gpu_checks(kernel, "sm_90").items():
         text = (d / f"{kernel}.{stage}.{ext.get(stage, 'mlir')}").read_text()

@@ -94,12 +94,14 @@ def test_tma_ptx_of_the_bench_matmul(tmp_path):
         in tma
     assert "mbarrier.try_wait.parity" in tma
     assert "mbarrier.arrive.expect_tx" in tma
-    assert tma.count(".param .align 64 .b8 matmul_param_") == 2
+    # A's and B's tensor maps, and C's for the TMA store of the result.
+    assert tma.count(".param .align 64 .b8 matmul_param_") == 3
     assert "cp.async.cg" not in tma  # no cp.async left for the operands
     # TMA is the default; with TILE_TMA=0, the cp.async ring as before.
     assert _ptx(tmp_path, sig) == tma
     plain = _ptx(tmp_path, sig, TILE_TMA="0")
-    assert "cp.async.bulk.tensor" not in plain and "mbarrier" not in plain
+    # (Its result still leaves by a TMA store: test_tma_stores.py.)
+    assert "cp.async.bulk.tensor.2d.shared::cluster" not in plain and "mbarrier" not in plain
     assert "cp.async.cg.shared.global" in plain
 
 
@@ -108,9 +110,10 @@ def test_matmul_result_leaves_in_16_byte_stores(tmp_path):
     """tile-stage-stores: the 128x256 f16 result goes through the dead
     ring's bytes (no more shared memory: the same 192 KB ring plus its
     barriers) and out in 16 st.global.v4 per thread, where the fragments
-    gave 64 st.global.b32; TILE_STAGE_STORES=0 keeps the fragments' stores."""
+    gave 64 st.global.b32; TILE_STAGE_STORES=0 keeps the fragments' stores.
+    (By default TMA bulk copies store it: test_tma_stores.py.)"""
     sig = "f16[4096,4096], f16[4096,4096], f16[4096,4096]"
-    staged = _ptx(tmp_path, sig)
+    staged = _ptx(tmp_path, sig, TILE_TMA_STORES="0")
     assert staged.count("st.global.v4.b32") == 16
     assert "st.global.b32" not in staged
     assert "ld.shared.v4.b32" in staged
@@ -385,6 +388,7 @@ FAKE_SCRIPT = textwrap.dedent("""
 @pytest.mark.skipif(not _have_ptxas(), reason="needs ptxas")
 def test_launch_encodes_and_passes_the_tensor_maps(tmp_path, monkeypatch):
     monkeypatch.setenv("TILE_TMA", "1")
+    monkeypatch.setenv("TILE_TMA_STORES", "0")  # the operands' maps only
     r = _run_on_fake_driver(FAKE_SCRIPT.replace("sys.argv[2]", repr(BENCH)), tmp_path)
     assert r["maps"] == ["array=0;box=128x64;type=f16;swizzle=128",
                          "array=1;box=64x64;type=f16;swizzle=128"]

@@ -34,17 +34,18 @@ def _ptx(tmp_path, kernel, sig, tma_stores, bm=128, bn=256):
 def test_tma_stores_ptx(tmp_path, kernel, c_type, boxes):
     """Each warpgroup issues one bulk copy per 128-byte column panel of its
     rows (256 f16 columns: 4; f32: 8) and commits them; no 16-byte
-    st.global is left; it assembles without spills. Without the switch
-    the store is the 16-byte one, as before. (A persistent f32 result has
-    no room beside the ring for either buffer.)"""
+    st.global is left; it assembles without spills. That is the default;
+    TILE_TMA_STORES=0 gives the 16-byte stores. (A persistent f32 result
+    has no room beside the ring for either buffer.)"""
     sig = f"f16[4096,1024], f16[1024,4096], {c_type}[4096,4096]"
     ptx = _ptx(tmp_path, kernel, sig, "1")
     assert ptx.count(BULK_STORE) == boxes
     assert "cp.async.bulk.commit_group" in ptx
     assert "st.global.v4" not in ptx
     assert NO_SPILLS in _ptxas_info(tmp_path, ptx, f"tma_store_{kernel}_{c_type}")
-    default = _ptx(tmp_path, kernel, sig, "")
-    assert BULK_STORE not in default and "st.global.v4" in default
+    assert _ptx(tmp_path, kernel, sig, "") == ptx  # the default
+    off = _ptx(tmp_path, kernel, sig, "0")
+    assert BULK_STORE not in off and "st.global.v4" in off
 
 
 @needs_sm90

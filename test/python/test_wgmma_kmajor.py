@@ -55,7 +55,7 @@ def test_tn_matmul_streams_into_wgmma(tmp_path, kind, tma):
     instr = KINDS[kind][3]
     assert ptx.count(f"wgmma.mma_async.sync.aligned.{instr}") == 4
     assert "mma.sync" not in ptx
-    assert ("cp.async.bulk.tensor.2d" in ptx) == (tma == "1")
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global" in ptx) == (tma == "1")
     assert ("cp.async.cg.shared.global" in ptx) == (tma == "0")
     assert re.search(r"wgmma.wait_group.sync.aligned\s+0;", ptx)
     report = _ptxas_info(tmp_path, ptx, "matmul_tn")
@@ -76,7 +76,7 @@ def test_fp8_tn_matmul_streams_through_tma(tmp_path, tma):
                      "--target", "sm_90",
                      "--emit", "ptx"], tmp_path, TILE_TMA=tma).stdout
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3") == 4
-    assert ("cp.async.bulk.tensor.2d" in ptx) == (tma == "1")
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global" in ptx) == (tma == "1")
     assert ("cp.async.cg.shared.global" in ptx) == (tma == "0")
     report = _ptxas_info(tmp_path, ptx, "matmul_tn")
     assert "0 bytes spill stores, 0 bytes spill loads" in report, report
