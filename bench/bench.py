@@ -539,9 +539,12 @@ def run_attention_backward(shapes):
                 ("tile", tile_bwd, check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
-                ("tile-fused-dq", tile_bwd_fused, check),
-                ("tile-fused-dq-bulk", with_env("TILE_BULK_REDUCE", "1",
-                                                lambda: tile_bwd_fused(FAB_BULK)), check),
+                # The fused kernel as designed: its dQ product on wgmma
+                # (TILE_STAGED_MMA=1); without it that product ran on
+                # mma.sync at 6-54 TFLOP/s (H100, 2026-12-05).
+                ("tile-fused-dq", with_env("TILE_STAGED_MMA", "1", tile_bwd_fused), check),
+                ("tile-fused-dq-bulk", with_env("TILE_STAGED_MMA", "1", with_env(
+                    "TILE_BULK_REDUCE", "1", lambda: tile_bwd_fused(FAB_BULK))), check),
             ], flops=fl)
 
 
