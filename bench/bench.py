@@ -412,6 +412,7 @@ def run_attention(shapes, clusters=False):
     """Forward attention per shape, causal and not; with `clusters`, the
     fixed kernel also in clusters of two (num_ctas=2: neighbouring query
     blocks share K and V; causal kernels stay unclustered) beside it."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
         o = torch.empty_like(q)
@@ -458,6 +459,10 @@ def run_attention(shapes, clusters=False):
                 entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group), check, None, poison))
+            # One block per SM walking the tiles, causal ones longest first.
+            entries.append(("tile-persistent", lambda: K.attention_persistent[(sms,)](
+                q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                GROUP=group), check, None, poison))
             contest(p, entries, flops=f)
             note_binaries(p, {"tile": lambda: K.attention_tuned.compile(
                                   q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal, GROUP=group),

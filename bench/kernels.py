@@ -265,6 +265,45 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
 
 
+@tile.kernel
+def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+                         D: tile.Constant[int], CAUSAL: tile.Constant[bool],
+                         GROUP: tile.Constant[int] = 1):
+    # `attention` with one block per SM walking the (head, query block)
+    # tiles, as FlashAttention-3 schedules it; causal tiles longest first
+    # (the last query blocks of every head, then the ones before), so the
+    # short ones fill the tail. Grid: (number of SMs,).
+    n_mb = q.shape[1] // BM
+    qk_scale = scale * 1.4426950408889634
+    for t in range(tile.bid(0), n_mb * q.shape[0], tile.num_blocks(0)):
+        mb = n_mb - 1 - t // q.shape[0] if CAUSAL else t % n_mb
+        bh = t % q.shape[0] if CAUSAL else t // n_mb
+        qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
+        m_i = tile.full((BM,), -tile.inf, tile.float32)
+        l_i = tile.zeros((BM,), tile.float32)
+        acc = tile.zeros((BM, D), tile.float32)
+        n_kv = k.shape[1] // BN
+        if CAUSAL:
+            n_kv = tile.cdiv((mb + 1) * BM, BN)
+        rows = mb * BM + tile.arange(BM)
+        kvh = bh // GROUP
+        for j in tile.range(n_kv):
+            kt = tile.reshape(tile.load(k, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
+            vt = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
+            s = tile.mma(qt, kt.T, tile.zeros((BM, BN), tile.float32))
+            if CAUSAL:
+                cols = j * BN + tile.arange(BN)
+                s = tile.where(rows[:, None] >= cols[None, :], s, -tile.inf)
+            m_new = tile.maximum(m_i, tile.max(s, axis=1) * qk_scale)
+            p = tile.exp2(s * qk_scale - m_new[:, None])
+            alpha = tile.exp2(m_i - m_new)
+            l_i = l_i * alpha + tile.sum(p, axis=1)
+            acc = tile.mma(p.astype(qt.dtype), vt, acc * alpha[:, None])
+            m_i = m_new
+        out = acc / l_i[:, None]
+        tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
+
+
 # Neighbouring query blocks of one head in clusters of two share each K and
 # V block by TMA multicast (non-causal; bench.py --only attention-cluster).
 attention_cluster = attention.replace_hints(num_ctas=2)

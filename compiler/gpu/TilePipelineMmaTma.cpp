@@ -580,7 +580,12 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
                 .getNumElements() *
         storageBytes(elemType);
   int64_t automatic = ringStages(bytes);
-  if (automatic < 3 &&
+  // Inside another loop (a persistent kernel's walk over its tiles) the
+  // ring stays live across that loop, so the scratch after this one goes
+  // past it: no third slot there (at D 128 the epilogue's 64 KB did not
+  // fit beside three).
+  bool nested = forOp->getParentOfType<LoopLikeOpInterface>() != nullptr;
+  if (automatic < 3 && !nested &&
       3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
     automatic = 3;
   FailureOr<int64_t> slots = ringSlots(streamed.front().mma, automatic,
