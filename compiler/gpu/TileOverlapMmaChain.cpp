@@ -173,9 +173,11 @@ void rotate(Chain &chain) {
       pastFirst |= &op == chain.first.getOperation();
     }
   }
-  // Early values the late part reads: carried one iteration.
+  // Early values the late part reads: carried one iteration, in program
+  // order (not the set's pointer order: the loop's carried values, and the
+  // PTX, would change from run to run).
   SetVector<Value> crossing;
-  for (Operation *op : chain.late)
+  for (Operation *op : llvm::concat<Operation *>(late, lateAfterSecond))
     op->walk([&](Operation *nested) {
       for (Value v : nested->getOperands())
         if (Operation *def = v.getDefiningOp())

@@ -727,3 +727,19 @@ def test_matmul_ptx_uses_wgmma_on_sm90(tmp_path, wgmma):
         assert re.search(r"^\.target sm_90$", ptx, re.M)
         assert "wgmma" not in ptx
         assert "mma.sync.aligned.m16n8k16" in ptx
+
+
+@needs_gpu_backend
+def test_sm90_ptx_is_the_same_from_run_to_run(tmp_path):
+    """Six processes compile the one-loop attention of bench/kernels.py with
+    the runtime `if`: the same PTX each time. tile-overlap-mma-chain
+    ordered the values its rotated loop carries by pointer, so the carried
+    values and the registers changed between runs (two forms, about one run
+    in three)."""
+    bench = os.path.join(ROOT, "bench", "kernels.py")
+    sig = ", ".join(["f16[128,4096,128]"] * 4) + ", f32"
+    outs = {run_tilec([bench + "::attention_diag_if", "--args", sig, "-D", "BM=128", "-D",
+                       "BN=128", "-D", "D=128", "-D", "CAUSAL=False", "--target", "sm_90",
+                       "--emit", "ptx"], tmp_path, TILE_CACHE_DIR=str(tmp_path / f"c{i}")).stdout
+            for i in range(6)}
+    assert len(outs) == 1
