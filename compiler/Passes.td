@@ -281,7 +281,11 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     ring's buffers and barriers move before it, both roles walk the tiles,
     and the slots count the block's iterations across tiles (a value the
     persistent loop carries), so the producer fills the next tile's slots while the
-    consumers finish and store this one.
+    consumers finish and store this one. An attention ring (wgmmas each
+    waited for) in the body of a persistent `scf.for` is split the same
+    way; the other barriers of the body (Q's, which the consumers copy
+    once a tile) move before the loop too, and their waits take the
+    tile's parity.
     A kernel asking for thread-block clusters (`tile.num_ctas` >= 2) gets
     a producer for its ring whatever `rings` says (tile-cluster-multicast
     needs its barriers).
@@ -296,8 +300,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
            "wgmmas">,
     Option<"persistent", "persistent", "bool", /*default=*/"true",
            "A matmul's ring loop in a persistent loop's body (an scf.while "
-           "or scf.for at the kernel's top level) gets a producer too, "
-           "whatever `rings` says">,
+           "or scf.for at the kernel's top level), or an attention ring's "
+           "in a persistent scf.for, gets a producer too, whatever `rings` "
+           "says">,
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",

@@ -40,7 +40,11 @@
 // split the same way, around the persistent loop: its buffers and barriers move
 // before it, both roles walk the tiles, and a slot counts every iteration of
 // the block so far (a value the persistent loop carries), so the producer fills
-// the next tile's slots while the consumers store this one.
+// the next tile's slots while the consumers store this one. So is an
+// attention ring (its wgmmas each waited for) in a persistent `scf.for`:
+// the body's other barriers (Q's, copied by the consumers once a tile)
+// move before the loop as well, their waits take the tile's parity, and
+// their invalidations go after it.
 //
 // Kernels it leaves alone: none or several TMA rings, or a ring loop inside
 // any other loop.
@@ -318,8 +322,12 @@ struct PersistentLoop {
   /// coordinates, the trip count, the next tile), in order.
   SmallVector<Operation *> producerOps;
   SmallVector<tilegpu::MBarrierInvalOp> invals;
-  /// The wait for the ring loop's last in-flight wgmma.
+  /// The wait for the ring loop's last in-flight wgmma (a matmul's).
   tilegpu::WaitMmaOp drained;
+  /// Barriers of the body other than the ring's (attention's Q block,
+  /// copied once a tile): hoisted too, so their waits take the tile's
+  /// parity and their invalidations move after the loop.
+  SmallVector<tilegpu::AllocMBarriersOp> tileBarriers;
 
   Block *body() const {
     if (auto whileOp = dyn_cast<scf::WhileOp>(loop))
@@ -336,11 +344,11 @@ bool definedOutside(Value v, Operation *loop) {
 
 std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
                                               func::FuncOp func) {
-  // A matmul's in-flight ring; attention's (Q loaded once per tile
-  // beside the ring) is not split around a persistent loop yet.
+  // A matmul's in-flight ring, or attention's (its wgmmas each waited
+  // for, Q copied once a tile beside the ring).
   PersistentLoop p;
   p.loop = ring.loop->getParentOp();
-  if (!ring.inFlight() || !isa<scf::WhileOp, scf::ForOp>(p.loop) ||
+  if (!isa<scf::WhileOp, scf::ForOp>(p.loop) ||
       p.loop->getParentOp() != func.getOperation())
     return std::nullopt;
   Block *body = p.body();
@@ -360,14 +368,27 @@ std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
   }
   if (!llvm::is_contained(p.setup, ring.full.getOperation()))
     return std::nullopt;
+  for (Operation *op : p.setup)
+    if (auto bars = dyn_cast<tilegpu::AllocMBarriersOp>(op);
+        bars && bars != ring.full)
+      p.tileBarriers.push_back(bars);
+  // A tile barrier completes one phase a tile: its waits in the body (not
+  // in the ring loop) take the tile's index, which a `for` counts.
+  for (tilegpu::AllocMBarriersOp bars : p.tileBarriers)
+    for (Operation *user : bars->getUsers())
+      if (isa<tilegpu::MBarrierWaitOp>(user) &&
+          (!isa<scf::ForOp>(p.loop) || user->getBlock() != body))
+        return std::nullopt;
   for (auto inval : body->getOps<tilegpu::MBarrierInvalOp>())
-    if (inval.getBarriers() == ring.full.getResult())
+    if (inval.getBarriers() == ring.full.getResult() ||
+        llvm::is_contained(p.tileBarriers,
+                           inval.getBarriers().getDefiningOp()))
       p.invals.push_back(inval);
   for (Operation *user : ring.loop->getUsers())
     if (auto wait = dyn_cast<tilegpu::WaitMmaOp>(user);
         wait && wait->getBlock() == body && wait.getPending() == 0)
       p.drained = wait;
-  if (!p.drained)
+  if (ring.inFlight() && !p.drained)
     return std::nullopt;
   // A while's condition is evaluated by both roles.
   if (auto whileOp = dyn_cast<scf::WhileOp>(p.loop))
@@ -539,21 +560,42 @@ void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
   Value trips = ring.trips;
   yield->setOperand(yield->getNumOperands() - 1,
                     arith::AddIOp::create(b, loc, base, trips));
-  b.setInsertionPointAfter(p.drained);
-  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips,
-                                    constI32(b, loc, 0));
-  auto ifRan = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
-  b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
-  Value last = arith::SubIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, base, trips), constI32(b, loc, 1));
-  tilegpu::MBarrierArriveOp::create(b, loc, empty, remI32(b, loc, last, slots),
-                                    Value());
+  if (p.drained) { // the in-flight wgmma's slot, released once it completed
+    b.setInsertionPointAfter(p.drained);
+    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trips,
+                                      constI32(b, loc, 0));
+    auto ifRan = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifRan.thenBlock()->getTerminator());
+    Value last = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, base, trips),
+        constI32(b, loc, 1));
+    tilegpu::MBarrierArriveOp::create(b, loc, empty,
+                                      remI32(b, loc, last, slots), Value());
+  }
+  // The tile barriers' waits: tile k waits for their phase k.
+  if (!p.tileBarriers.empty()) {
+    auto forOp = cast<scf::ForOp>(p.loop);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value tile = arith::DivSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, forOp.getInductionVar(),
+                              forOp.getLowerBound()),
+        forOp.getStep());
+    Value parity = remI32(b, loc, tile, 2);
+    for (tilegpu::AllocMBarriersOp bars : p.tileBarriers)
+      for (Operation *user : bars->getUsers())
+        if (auto wait = dyn_cast<tilegpu::MBarrierWaitOp>(user))
+          wait.getParityMutable().assign(parity);
+  }
   b.setInsertionPointAfter(p.loop);
   gpu::BarrierOp::create(b, loc);
   for (Value barriers :
        std::initializer_list<Value>{ring.full.getResult(), empty})
     for (int64_t s = 0; s < slots; ++s)
       tilegpu::MBarrierInvalOp::create(b, loc, barriers, constI32(b, loc, s));
+  for (tilegpu::AllocMBarriersOp bars : p.tileBarriers)
+    for (int64_t s = 0; s < bars.getType().getCount(); ++s)
+      tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, s));
 }
 
 LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,

@@ -5,9 +5,11 @@ FlashAttention-3 schedules them; a user's loop around the K/V loop.
 Without a GPU: the sm_90 kernel fits in shared memory (the K/V ring stays
 live across the walk, so the epilogue's scratch cannot reuse it: the ring
 keeps two slots, where the one-tile kernel takes three; with three the
-kernel asked for 295936 bytes at D 128 and could not launch), and ptxas
-reports no spills. Numbers against float64 on whatever backend runs
-kernels, with fewer blocks than tiles."""
+kernel asked for 295936 bytes at D 128 and could not launch); a producer
+warpgroup walks the tiles beside the consumers (tile-warp-specialize) and
+fills the ring for the next tile while they finish this one; Q's barrier
+waits on the tile's parity; ptxas reports no spills. Numbers against
+float64 on whatever backend runs kernels, with fewer blocks than tiles."""
 
 import math
 import re
@@ -35,8 +37,17 @@ def test_persistent_attention_fits_on_sm90(tmp_path, d):
     if d == 128:  # two slots of K and V blocks (the one-tile kernel: three)
         pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
         assert "!tilegpu.shared<128x128xf16, slots = 2, swizzle = 128>" in pipelined
+    pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
+    producer, consumer = pipelined.split("} else {", 1)
+    assert "nvvm.setmaxregister  decrease 40" in producer
+    assert producer.count("tilegpu.tma_load") == 2  # K and V, for every tile
+    # Q: copied by the consumers once a tile, waited on with the tile's parity.
+    q_wait = re.search(r"tilegpu.mbarrier_wait (%\d+)\[%\w+\], (%\w+) : "
+                       r"!tilegpu.mbarriers<1>", consumer)
+    assert q_wait and not q_wait.group(2).startswith("%c")
     ptx = run_tilec(args + ["--emit", "ptx"], tmp_path).stdout
     assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async" in ptx
+    assert ".maxntid 384, 1, 1" in ptx
     assert NO_SPILLS in _ptxas_info(tmp_path, ptx, f"attention_persistent_{d}")
 
 
