@@ -221,25 +221,11 @@ def attention_diag_if(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Consta
     tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
 
 
-@tile.kernel
-def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
-              D: tile.Constant[int], CAUSAL: tile.Constant[bool],
-              GROUP: tile.Constant[int] = 1):
-    # q, o: (batch * heads, L, D); k, v: (batch * kv_heads, L, D), GROUP =
-    # heads / kv_heads query heads sharing one K/V head (grouped-query
-    # attention; 1: multi-head). One block: BM query rows of one head.
-    # Causal: every key block up to the diagonal builds the mask. On the H200
-    # (2026-12-01, B4 H32 L4096 D128) this ran 1.42 ms against 1.64 for
-    # attention_diag (two loops: the second loop's ring starts cold) and 1.29
-    # for attention_diag_if, which was wrong then (ptxas lost Q's registers
-    # after the mask's branch; the mask is a select now: TileRegisterAWgmma).
-    mb = tile.bid(0)
-    bh = tile.bid(1)
+def _attention_tile(q, k, v, o, bh, mb, kvh, qk_scale, BM, BN, D, CAUSAL):
+    """Query block mb of head bh against K/V head kvh: the online softmax
+    over the key blocks (causal: up to the diagonal, every block masked;
+    tile-split-uniform-masks leaves the mask on the diagonal only)."""
     qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
-    # Softmax in base 2 with the scale folded in (as FlashAttention and
-    # Triton's tutorial do): exp(x * scale) = exp2(x * scale * log2(e)), so
-    # each score costs one fma and one ex2.
-    qk_scale = scale * 1.4426950408889634
     m_i = tile.full((BM,), -tile.inf, tile.float32)
     l_i = tile.zeros((BM,), tile.float32)
     acc = tile.zeros((BM, D), tile.float32)
@@ -247,7 +233,6 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     if CAUSAL:
         n_kv = tile.cdiv((mb + 1) * BM, BN)  # (mb+1)*BM // BN lost the diagonal if BM < BN
     rows = mb * BM + tile.arange(BM)
-    kvh = bh // GROUP  # head b*H + h reads K/V head b*H_kv + h // GROUP
     for j in tile.range(n_kv):
         kt = tile.reshape(tile.load(k, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
         vt = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
@@ -266,6 +251,28 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
 
 
 @tile.kernel
+def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
+              D: tile.Constant[int], CAUSAL: tile.Constant[bool],
+              GROUP: tile.Constant[int] = 1):
+    # q, o: (batch * heads, L, D); k, v: (batch * kv_heads, L, D), GROUP =
+    # heads / kv_heads query heads sharing one K/V head (grouped-query
+    # attention; 1: multi-head). One block: BM query rows of one head.
+    # Causal: every key block up to the diagonal builds the mask. On the H200
+    # (2026-12-01, B4 H32 L4096 D128) this ran 1.42 ms against 1.64 for
+    # attention_diag (two loops: the second loop's ring starts cold) and 1.29
+    # for attention_diag_if, which was wrong then (ptxas lost Q's registers
+    # after the mask's branch; the mask is a select now: TileRegisterAWgmma).
+    mb = tile.bid(0)
+    bh = tile.bid(1)
+    # Softmax in base 2 with the scale folded in (as FlashAttention and
+    # Triton's tutorial do): exp(x * scale) = exp2(x * scale * log2(e)), so
+    # each score costs one fma and one ex2.
+    qk_scale = scale * 1.4426950408889634
+    # Head b*H + h reads K/V head b*H_kv + h // GROUP.
+    _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
+
+
+@tile.kernel
 def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
                          D: tile.Constant[int], CAUSAL: tile.Constant[bool],
                          GROUP: tile.Constant[int] = 1):
@@ -278,30 +285,7 @@ def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Con
     for t in range(tile.bid(0), n_mb * q.shape[0], tile.num_blocks(0)):
         mb = n_mb - 1 - t // q.shape[0] if CAUSAL else t % n_mb
         bh = t % q.shape[0] if CAUSAL else t // n_mb
-        qt = tile.reshape(tile.load(q, index=(bh, mb, 0), shape=(1, BM, D)), (BM, D))
-        m_i = tile.full((BM,), -tile.inf, tile.float32)
-        l_i = tile.zeros((BM,), tile.float32)
-        acc = tile.zeros((BM, D), tile.float32)
-        n_kv = k.shape[1] // BN
-        if CAUSAL:
-            n_kv = tile.cdiv((mb + 1) * BM, BN)
-        rows = mb * BM + tile.arange(BM)
-        kvh = bh // GROUP
-        for j in tile.range(n_kv):
-            kt = tile.reshape(tile.load(k, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
-            vt = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
-            s = tile.mma(qt, kt.T, tile.zeros((BM, BN), tile.float32))
-            if CAUSAL:
-                cols = j * BN + tile.arange(BN)
-                s = tile.where(rows[:, None] >= cols[None, :], s, -tile.inf)
-            m_new = tile.maximum(m_i, tile.max(s, axis=1) * qk_scale)
-            p = tile.exp2(s * qk_scale - m_new[:, None])
-            alpha = tile.exp2(m_i - m_new)
-            l_i = l_i * alpha + tile.sum(p, axis=1)
-            acc = tile.mma(p.astype(qt.dtype), vt, acc * alpha[:, None])
-            m_i = m_new
-        out = acc / l_i[:, None]
-        tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
+        _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
 
 
 # Neighbouring query blocks of one head in clusters of two share each K and
