@@ -455,11 +455,10 @@ void shareCopies(func::FuncOp func, ProducerRing &ring) {
   // the epilogue's scratch after the loop can still reuse the dead ring.
   // Past them it did not fit: clustered attention at D 128 asked for 256 KB.
   Operation *emptyAlloc = ring.empty.getDefiningOp();
-  for (auto first : entry.getOps<tilegpu::AllocSharedOp>()) {
-    if (emptyAlloc->getBlock() == &entry && first->isBeforeInBlock(emptyAlloc))
-      emptyAlloc->moveBefore(first);
-    break;
-  }
+  auto buffers = entry.getOps<tilegpu::AllocSharedOp>();
+  if (!buffers.empty() && emptyAlloc->getBlock() == &entry &&
+      (*buffers.begin())->isBeforeInBlock(emptyAlloc))
+    emptyAlloc->moveBefore(*buffers.begin());
   func->setAttr(kClusterSizeAttr, b.getI64IntegerAttr(kClusterSize));
 }
 

@@ -223,6 +223,19 @@ void emitProducerLoop(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
     b.clone(op, map);
 }
 
+/// How many iterations of `loop` ran before this one, at the top of its
+/// body: (iv - lb) / step.
+Value iterationsBefore(OpBuilder &b, scf::ForOp loop) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Location loc = loop.getLoc();
+  return arith::DivSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, loop.getInductionVar(),
+                            loop.getLowerBound()),
+      loop.getStep());
+}
+
 void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
                    int64_t slots) {
   NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
@@ -242,12 +255,8 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
   Location loc = loop.getLoc();
   ring.blockBarrier.erase();
   ring.refill.erase();
-  b.setInsertionPointToStart(loop.getBody());
-  Value it = arith::DivSIOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, loop.getInductionVar(),
-                            loop.getLowerBound()),
-      loop.getStep());
+  Value it = iterationsBefore(b, loop);
+  b.setInsertionPointAfterValue(it);
   Value count = it;
   if (base) {
     count = arith::AddIOp::create(b, loc, base, it);
@@ -574,13 +583,8 @@ void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
   }
   // The tile barriers' waits: tile k waits for their phase k.
   if (!p.tileBarriers.empty()) {
-    auto forOp = cast<scf::ForOp>(p.loop);
-    b.setInsertionPointToStart(forOp.getBody());
-    Value tile = arith::DivSIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, forOp.getInductionVar(),
-                              forOp.getLowerBound()),
-        forOp.getStep());
+    Value tile = iterationsBefore(b, cast<scf::ForOp>(p.loop));
+    b.setInsertionPointAfterValue(tile);
     Value parity = remI32(b, loc, tile, 2);
     for (tilegpu::AllocMBarriersOp bars : p.tileBarriers)
       for (Operation *user : bars->getUsers())
