@@ -28,6 +28,7 @@ rows = []
 # The fixed attention kernel as an object of its own, compiled under
 # TILE_SPLIT_MASKS=0 (its rows: tile-fixed-nosplit).
 ATTENTION_NOSPLIT = K.attention.replace_hints()
+ATTENTION_PINGPONG = K.attention.replace_hints()
 
 
 REPEATS = 3  # main() sets it from --repeats
@@ -459,6 +460,11 @@ def run_attention(shapes, clusters=False):
                 entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group), check, None, poison))
+            # The two consumer warpgroups taking turns at each iteration's mmas.
+            entries.append(("tile-pingpong", with_env(
+                "TILE_PING_PONG", "1", lambda: ATTENTION_PINGPONG[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
             # One block per SM walking the tiles, causal ones longest first.
             entries.append(("tile-persistent", lambda: K.attention_persistent[(sms,)](
                 q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,

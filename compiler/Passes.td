@@ -329,8 +329,19 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
     of no iteration; P (f16), the rows' rescale factors and the previous
     induction variable cross the iterations as loop-carried values. Other
     loops are left as they are.
+    With `ping-pong` and two consumer warpgroups, the warpgroups take
+    turns at each rotated iteration's two mmas (FlashAttention-3's
+    ping-pong): warpgroup g waits on named barrier 3 + g before issuing
+    S_j and arrives on the other's after issuing P_{j-1} V_{j-1}, so one
+    warpgroup's softmax runs while the other's mmas hold the tensor cores.
   }];
+  let options = [
+    Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
+           "The two consumer warpgroups take turns at each iteration's "
+           "mmas">,
+  ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
 }

@@ -228,11 +228,16 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   if (opts.warpSpecialize != WarpSpecialization::Off) {
     TileWarpSpecializeOptions specialization;
     specialization.rings = stringifyWarpSpecialization(opts.warpSpecialize);
-    specialization.pingPong = opts.pingPong;
+    // Ping-pong turns per rotated iteration where the loop is rotated, per
+    // wgmma where it is not.
+    specialization.pingPong = opts.pingPong && !opts.overlapMmaChain;
     pipePm.addPass(createTileWarpSpecialize(specialization));
     pipePm.addPass(createTileClusterMulticast());
-    if (opts.overlapMmaChain && !opts.pingPong)
-      pipePm.addPass(createTileOverlapMmaChain());
+    if (opts.overlapMmaChain) {
+      TileOverlapMmaChainOptions overlap;
+      overlap.pingPong = opts.pingPong;
+      pipePm.addPass(createTileOverlapMmaChain(overlap));
+    }
   }
   // Only where operands loaded in front of a loop wait in shared memory
   // (TMA rings on sm_90): with them in registers, as on the cp.async ring,

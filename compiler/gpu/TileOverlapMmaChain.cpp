@@ -27,10 +27,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
+#include "compiler/gpu/PingPongTurns.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -150,7 +152,14 @@ std::optional<Chain> matchChain(scf::ForOp loop) {
   return chain;
 }
 
-void rotate(Chain &chain) {
+/// The consumer threads of the loop's warp-specialized kernel.
+int64_t consumerThreads(scf::ForOp loop) {
+  auto roles = loop->getParentOp()->getAttrOfType<tilegpu::WarpSpecializedAttr>(
+      tilegpu::WarpSpecializedAttr::getAttrName());
+  return roles.getConsumers() * 32;
+}
+
+void rotate(Chain &chain, bool withPingPong) {
   scf::ForOp loop = chain.loop;
   Block *body = loop.getBody();
   Location loc = loop.getLoc();
@@ -194,6 +203,12 @@ void rotate(Chain &chain) {
     for (Operation *op : ops)
       b.clone(*op, map);
   };
+  // Two consumer warpgroups take turns at each iteration's two mmas.
+  std::optional<PingPongTurns> turns;
+  if (withPingPong && consumerThreads(loop) == 256) {
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+    turns = startTurns(b, loc, tid, consumerThreads(loop));
+  }
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
         step = loop.getStep();
   Value any =
@@ -243,6 +258,13 @@ void rotate(Chain &chain) {
   emit(late, before);
   auto o = cast<tilegpu::MmaOp>(before.lookup(chain.second.getOperation()));
   o.setInFlight(true);
+  if (turns) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(s);
+    waitTurn(b, loc, *turns);
+    b.setInsertionPointAfter(o);
+    passTurn(b, loc, *turns);
+  }
   auto waitS = tilegpu::WaitMmaOp::create(b, loc, TypeRange{s.getType()},
                                           ValueRange{s.getResult()}, 1);
   now.map(chain.first.getResult(), waitS.getResult(0));
@@ -276,6 +298,10 @@ void rotate(Chain &chain) {
                                   : rotated.getResult(i));
   scf::YieldOp::create(b, loc, results);
 
+  if (turns) {
+    b.setInsertionPointAfter(guard);
+    endTurns(b, loc, *turns);
+  }
   loop.replaceAllUsesWith(guard.getResults());
   loop.erase();
 }
@@ -291,7 +317,7 @@ struct TileOverlapMmaChainPass
         chains.push_back(std::move(*chain));
     });
     for (Chain &chain : chains)
-      rotate(chain);
+      rotate(chain, pingPong);
   }
 };
 

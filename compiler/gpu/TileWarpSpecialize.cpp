@@ -51,6 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
+#include "compiler/gpu/PingPongTurns.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
@@ -71,11 +72,6 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
-
-/// Named barriers of the ping-pong schedule: warpgroup g waits on barrier
-/// kPingPongBarrier + g for its turn (0 is the block's, 1 the consumers',
-/// 2 the producer's; narrowRegionBarriers).
-constexpr int32_t kPingPongBarrier = 3;
 
 /// Registers per thread after setmaxnreg: the producer's few, and what the
 /// consumers may take of the 64K (2 x 128 x 232 + 128 x 40 = 64512).
@@ -293,30 +289,20 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
 void pingPong(OpBuilder &b, TmaRing &ring, Value tid, int64_t consumerThreads) {
   Location loc = ring.loop.getLoc();
   b.setInsertionPoint(ring.loop);
-  Value turns = constI32(b, loc, consumerThreads);
-  Value group = arith::DivUIOp::create(b, loc, tid, constI32(b, loc, 128));
-  Value mine =
-      arith::AddIOp::create(b, loc, group, constI32(b, loc, kPingPongBarrier));
-  Value other = arith::SubIOp::create(
-      b, loc, constI32(b, loc, 2 * kPingPongBarrier + 1), mine);
-  // Warpgroup 1 hands warpgroup 0 the first turn.
-  Value second = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group,
-                                       constI32(b, loc, 1));
-  auto first = scf::IfOp::create(b, loc, second, /*withElseRegion=*/false);
-  b.setInsertionPoint(first.thenBlock()->getTerminator());
-  NVVM::BarrierArriveOp::create(b, loc, constI32(b, loc, kPingPongBarrier),
-                                turns);
+  PingPongTurns turns = startTurns(b, loc, tid, consumerThreads);
   for (tilegpu::MmaOp mma : ring.mmas) {
     b.setInsertionPoint(mma);
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, mine, turns, {}, Value());
+    waitTurn(b, loc, turns);
     mma.setInFlight(true);
     b.setInsertionPointAfter(mma);
-    NVVM::BarrierArriveOp::create(b, loc, other, turns);
+    passTurn(b, loc, turns);
     auto wait = tilegpu::WaitMmaOp::create(b, loc, TypeRange{mma.getType()},
                                            ValueRange{mma.getResult()},
                                            /*pending=*/0);
     mma.getResult().replaceAllUsesExcept(wait.getResult(0), wait);
   }
+  b.setInsertionPointAfter(ring.loop);
+  endTurns(b, loc, turns);
 }
 
 /// The persistent loop around a ring loop: an `scf.while` or `scf.for` at

@@ -1,4 +1,5 @@
 // RUN: tile-opt %s --tile-overlap-mma-chain | FileCheck %s
+// RUN: tile-opt %s --tile-overlap-mma-chain=ping-pong=true | FileCheck %s --check-prefix=PP
 
 // bench/kernels.py's attention at D=64 (BM = BN = 128, a ring of three
 // slots) after tile-warp-specialize and tile-allocate-shared. The consumer
@@ -8,6 +9,29 @@
 // left (the softmax runs beside P V), then P V, then the slot of j - 1 is
 // released. P crosses the iterations as f16.
 // CHECK-LABEL: func.func @attention
+// CHECK-NOT: nvvm.barrier
+// With ping-pong (two consumer warpgroups): warpgroup 1 gives warpgroup 0
+// the first turn (named barrier 3); each iteration waits for its turn
+// before S_j and passes it after P_{j-1} V_{j-1}; after the loop
+// warpgroup 0 takes the last turn warpgroup 1 passed.
+// PP-LABEL: func.func @attention
+// PP: nvvm.setmaxregister increase 232
+// PP: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// PP: %[[GROUP:.*]] = arith.divui %[[TID]], %c128{{.*}}
+// PP: %[[MINE:.*]] = arith.addi %[[GROUP]], %c3{{.*}}
+// PP: %[[OTHER:.*]] = arith.subi %c7{{.*}}, %[[MINE]]
+// PP: scf.if
+// PP: nvvm.barrier.arrive id = %c3{{.*}} number_of_threads = %c256
+// PP: scf.for
+// PP:   nvvm.barrier id = %[[MINE]] number_of_threads = %c256
+// PP-NEXT: tilegpu.mma {{.*}} {b_transposed, in_flight
+// PP:   tilegpu.mma {{.*}} {in_flight
+// PP-NEXT: nvvm.barrier.arrive id = %[[OTHER]] number_of_threads = %c256
+// PP:   tilegpu.wait_mma {{.*}} pending = 1
+// PP: }
+// PP: arith.cmpi eq, %[[GROUP]], %c0{{.*}}
+// PP: scf.if
+// PP: nvvm.barrier id = %[[MINE]] number_of_threads = %c256
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: scf.if %{{.*}} -> (tensor<128xf32, #{{.*}}>, tensor<128x64xf32, #mma>, tensor<128xf32, #{{.*}}>)
 // CHECK: tilegpu.mbarrier_wait

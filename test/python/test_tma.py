@@ -173,26 +173,30 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
     mbarrier rings (pipelineTmaB), by default from a producer warpgroup of
     their own (tile-warp-specialize rings=attention: 384 threads, the
     consumers at 232 registers); ping-pong adds named-barrier turns around
-    each wgmma; TILE_TMA=0 keeps the cp.async ring. ptxas: no spills."""
+    each rotated iteration's two wgmmas; TILE_TMA=0 keeps the cp.async
+    ring. ptxas: no spills."""
     ptx = run_tilec([BENCH + "::attention", "--args", ATTENTION_SIG, "-D", "BM=128",
                      "-D", "BN=128", "-D", "D=128", "-D", "CAUSAL=True", "--target", "sm_90",
                      "--emit", "ptx"], tmp_path, **env).stdout
     tma = env.get("TILE_TMA") != "0"
     assert ("cp.async.bulk.tensor.3d" in ptx) == tma
     assert ("cp.async.cg.shared.global" in ptx) == (not tma)
-    # With the producer and without ping-pong the loop is rotated
-    # (tile-overlap-mma-chain, on its ring of 3 slots at D 128 since the
-    # epilogue's scratch reuses the ring): the two wgmmas also sit in the
-    # prologue and the epilogue.
-    overlapped = specialized and "TILE_PING_PONG" not in env
+    # With the producer the loop is rotated (tile-overlap-mma-chain, on its
+    # ring of 3 slots at D 128 since the epilogue's scratch reuses the
+    # ring): the two wgmmas also sit in the prologue and the epilogue.
+    overlapped = specialized
     # tile-split-uniform-masks: the blocks below the diagonal run a second
     # copy of the loop (16 wgmmas), without the mask; TMA rings only.
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == \
         (32 if overlapped else 16) + (16 if tma else 0)
     assert (".maxntid 384, 1, 1" in ptx) == specialized
     assert bool(re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+232;", ptx)) == specialized
+    # One turn passed per iteration of each of the two loops; warpgroup 1
+    # gives the first (barrier 3), warpgroup 0 takes the last.
     turns = re.findall(r"bar\.arrive %r\d+, 256;", ptx)
-    assert len(turns) == (2 * 2 if "TILE_PING_PONG" in env else 0)
+    assert len(turns) == (2 if "TILE_PING_PONG" in env else 0)
+    assert ("bar.arrive 3, 256;" in ptx) == ("TILE_PING_PONG" in env)
+    assert len(re.findall(r"bar\.sync\s+%r\d+, 256;", ptx)) == (3 if "TILE_PING_PONG" in env else 0)
     report = _ptxas_info(tmp_path, ptx, "attention")
     assert NO_SPILLS in report, report
 
