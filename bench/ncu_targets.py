@@ -4,7 +4,8 @@ that Nsight Compute can profile them side by side:
     ncu -k regex:'layernorm|softmax|mm_k|matmul' --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
-Arguments pick the groups: norms, matmul (default: both). Needs a GPU, torch and
+Arguments pick the groups: norms, matmul, attention (default: norms and
+matmul; attention is tile's forward beside SDPA's). Needs a GPU, torch and
 triton."""
 import os
 import sys
@@ -54,7 +55,22 @@ def matmul():
     torch.cuda.synchronize()
 
 
+def attention():
+    """f16 B4 H32 L4096 D128, non-causal: tile's forward (bench's fixed
+    config) and torch's scaled_dot_product_attention."""
+    Bz, H, L, D = 4, 32, 4096, 128
+    q, k, v = (torch.randn(Bz, H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    BM, BN = K.ATTENTION_CONFIG["BM"], K.ATTENTION_CONFIG["BN"]
+    q3, k3, v3, o3 = (t.view(Bz * H, L, D) for t in (q, k, v, o))
+    for _ in range(REPEAT):
+        K.attention[(L // BM, Bz * H)](q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D,
+                                       CAUSAL=False, GROUP=1)
+        torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+
+
 if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
-        {"norms": norms, "matmul": matmul}[g]()
+        {"norms": norms, "matmul": matmul, "attention": attention}[g]()
