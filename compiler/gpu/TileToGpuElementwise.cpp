@@ -6,6 +6,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include <functional>
 
@@ -123,6 +124,66 @@ SmallVector<Value> f8Bits(OpBuilder &b, Location loc, Value vec) {
 
 /// fp8 -> f16/bf16/f32/f64: PTX cvt.rn.f16x2.{e4m3,e5m2}x2 on pairs of
 /// registers (sm_89+), exact; the f16 results widen or narrow exactly.
+/// Whether `v` is the splat float constant `value`.
+bool isSplatFloat(Value v, double value) {
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat() ||
+      !isa<FloatType>(dense.getElementType()))
+    return false;
+  return dense.getSplatValue<APFloat>().convertToDouble() == value;
+}
+
+/// The value a float32 flush of subnormals to zero (tile.flush_subnormals:
+/// select(|x| < 2^-126, copysign(0, x), x)) flushes, or null.
+Value flushedValue(Value v) {
+  auto select = v.getDefiningOp<arith::SelectOp>();
+  if (!select)
+    return Value();
+  Value x = select.getFalseValue();
+  auto compare = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  auto zero = select.getTrueValue().getDefiningOp<math::CopySignOp>();
+  auto magnitude =
+      compare ? compare.getLhs().getDefiningOp<math::AbsFOp>() : nullptr;
+  if (!compare || compare.getPredicate() != arith::CmpFPredicate::OLT ||
+      !magnitude || magnitude.getOperand() != x ||
+      !isSplatFloat(compare.getRhs(),
+                    APFloat::getSmallestNormalized(APFloat::IEEEsingle())
+                        .convertToDouble()) ||
+      !zero || zero.getRhs() != x || !isSplatFloat(zero.getLhs(), 0.0))
+    return Value();
+  return x;
+}
+
+/// exp2(x, flush_to_zero=True) in float32: a flush of exp2's result (of a
+/// flushed x, or not) is one ex2.approx.ftz.f32, which flushes subnormal
+/// inputs and results itself. Without ftz ptxas wraps each ex2 in a
+/// compare and two predicated multiplies for subnormal results: three
+/// more instructions per element of attention's softmax.
+struct FlushedExp2Pattern : OpConversionPattern<arith::SelectOp> {
+  FlushedExp2Pattern(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/3) {}
+  LogicalResult
+  matchAndRewrite(arith::SelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    Value flushed = flushedValue(op.getResult());
+    auto exp2 = flushed ? flushed.getDefiningOp<math::Exp2Op>() : nullptr;
+    if (!type || !type.getElementType().isF32() || !exp2)
+      return failure();
+    Value input = exp2.getOperand();
+    if (Value unflushed = flushedValue(input))
+      input = unflushed;
+    Value converted = rewriter.getRemappedValue(input);
+    if (!converted)
+      return failure();
+    rewriter.replaceOp(op, perElementIntrinsic(rewriter, op.getLoc(),
+                                               converted,
+                                               "llvm.nvvm.ex2.approx.ftz.f32",
+                                               nullptr, nullptr));
+    return success();
+  }
+};
+
 struct ExtFFromF8Pattern : OpConversionPattern<arith::ExtFOp> {
   ExtFFromF8Pattern(TypeConverter &converter, MLIRContext *ctx)
       : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
@@ -302,6 +363,7 @@ void mlir::tile::populateTileToGpuElementwisePatterns(
                                 NVVM::GridDimYOp, NVVM::GridDimZOp>>(converter,
                                                                      ctx);
   const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
+  patterns.add<FlushedExp2Pattern>(converter, ctx);
   patterns.add<FastMathPattern<math::ExpOp>>(
       converter, ctx, "llvm.nvvm.ex2.approx.f32", log2e, 1.0);
   patterns.add<FastMathPattern<math::Exp2Op>>(

@@ -247,6 +247,38 @@ def test_flush_to_zero_flushes_subnormal_inputs_and_results(dev, rng):
 
 
 @ct.kernel
+def exp2_flushing(x, flushed, kept, BLOCK: ct.Constant[int]):
+    i = ct.bid(0)
+    a = ct.load(x, index=(i,), shape=(BLOCK,))
+    ct.store(flushed, index=(i,), tile=ct.exp2(a, flush_to_zero=True))
+    ct.store(kept, index=(i,), tile=ct.exp2(a))
+
+
+@pytest.mark.numerics
+def test_exp2_flush_to_zero_flushes_subnormal_results(dev, rng):
+    """exp2(x, flush_to_zero=True) is one ex2.approx.ftz on CUDA (no flush
+    selects left): results below 2^-126 (x < -126) are zero, subnormal x is
+    exp2(0) = 1; plain exp2 keeps its subnormal results."""
+    x = rng.uniform(-160.0, 20.0, N).astype(np.float32)
+    x[np.abs(x + 126.0) < 0.01] = -130.0  # not at the boundary, where 2 ulp decide
+    x[::7] = (rng.standard_normal(len(x[::7])) * 1e-39).astype(np.float32)  # subnormal x
+    x[1::7] = rng.uniform(-148.0, -127.0, len(x[1::7])).astype(np.float32)  # subnormal 2^x
+    flushed, kept = dev.poisoned(N, np.float32), dev.poisoned(N, np.float32)
+    exp2_flushing[(ct.cdiv(N, B),)](dev.put(x), flushed, kept, BLOCK=B)
+    flushed, kept = dev.get(flushed), dev.get(kept)
+    exact = np.exp2(ftz(x).astype(np.float64))
+    normal = exact >= TINY
+    np.testing.assert_array_equal(flushed[~normal], 0.0)
+    assert_close(flushed[normal], exact[normal], rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(flushed[::7], 1.0)
+    sub = (x > -148.0) & (x < -127.0)
+    assert sub.sum() > N // 8
+    assert (kept[sub] > 0).all() and (kept[sub] < TINY).all()
+    # subnormals keep fewer bits: within one of the smallest (1.4e-45)
+    assert_close(kept[sub], np.exp2(x[sub].astype(np.float64)), rtol=1e-5, atol=1.5e-45)
+
+
+@ct.kernel
 def rounding_hints(x, out, BLOCK: ct.Constant[int]):
     i = ct.bid(0)
     a = ct.load(x, index=(i,), shape=(BLOCK,))
