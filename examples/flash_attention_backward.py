@@ -50,20 +50,28 @@ def attention_delta(out, dout, delta, BM: tile.Constant[int], D: tile.Constant[i
     tile.store(delta, index=(bh, qb), tile=tile.sum(o * do, axis=2))
 
 
+# exp(x) = exp2(x * log2(e)): the scale and log2(e) fold into one multiply-add
+# per element, and exp2's flush_to_zero makes it one ex2.approx.ftz on CUDA
+# (probabilities below 2^-126 become 0; P is rounded to 16 bits anyway).
+LOG2E = math.log2(math.e)
+
+
 def _probabilities(Q, Kt, lse_rows, rows, cols, seq, scale, CAUSAL):
-    """P = exp(S - lse) of one (BM queries, BN keys) block, zero where a key
-    or query is past `seq` or (causal) a key follows its query."""
-    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], Kt.shape[1]), tile.float32)) * scale
+    """P = exp(S - lse) of one (BM queries, BN keys) block (lse_rows in log2
+    units, from _query_block), zero where a key or query is past `seq` or
+    (causal) a key follows its query."""
+    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], Kt.shape[1]), tile.float32))
     valid = (cols[None, :] < seq) & (rows[:, None] < seq)
     if CAUSAL:
         valid = valid & (cols[None, :] <= rows[:, None])
-    return tile.where(valid, tile.exp(s - lse_rows[:, None]), 0.0)
+    return tile.where(valid, tile.exp2(s * (scale * LOG2E) - lse_rows[:, None],
+                                       flush_to_zero=True), 0.0)
 
 
 def _query_block(q, dout, lse, delta, bh, i, BM, D):
     Q = tile.reshape(tile.load(q, index=(bh, i, 0), shape=(1, BM, D)), (BM, D))
     dO = tile.reshape(tile.load(dout, index=(bh, i, 0), shape=(1, BM, D)), (BM, D))
-    lse_rows = tile.reshape(tile.load(lse, index=(bh, i), shape=(1, BM)), (BM,))
+    lse_rows = tile.reshape(tile.load(lse, index=(bh, i), shape=(1, BM)), (BM,)) * LOG2E
     delta_rows = tile.reshape(tile.load(delta, index=(bh, i), shape=(1, BM)), (BM,))
     return Q, dO, lse_rows, delta_rows
 
@@ -96,11 +104,12 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
     rows: P^T (the transpose of _probabilities' P), dV += P^T dO, and
     dS^T = P^T (dP^T - delta) without the scale. Returns dS^T and dV."""
     BN, BM = K.shape[0], Q.shape[0]
-    st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32)) * scale
+    st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32))
     valid = (keys[:, None] < seq) & (queries[None, :] < seq)
     if CAUSAL:
         valid = valid & (keys[:, None] <= queries[None, :])
-    pt = tile.where(valid, tile.exp(st - lse_rows[None, :]), 0.0)
+    pt = tile.where(valid, tile.exp2(st * (scale * LOG2E) - lse_rows[None, :],
+                                     flush_to_zero=True), 0.0)
     dV = tile.mma(pt.astype(dO.dtype), dO, dV)
     dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
     return pt * (dpt - delta_rows[None, :]), dV
