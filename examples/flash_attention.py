@@ -17,24 +17,31 @@ import numpy as np
 from _common import Device, check, tile
 
 
+LOG2E = math.log2(math.e)
+
+
 def online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
                         BN, D, MASK, CAUSAL):
     """One key block (of K/V head `kvh`) of the online softmax; MASK and
     CAUSAL are Python bools (decided while tracing), so the unmasked loop
-    carries no mask code."""
+    carries no mask code. The running max `m` is in log2 units: exp(x *
+    scale) = exp2(x * scale * log2(e)), the scale folded into one
+    multiply-add per element, and exp2's flush_to_zero makes it one
+    ex2.approx.ftz on CUDA (as cuTile's attention samples write it)."""
     Kt = tile.reshape(tile.load(k, index=(kvh, 0, j), shape=(1, D, BN), order=(0, 2, 1)),
                       (D, BN))
     V = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
-    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32)) * scale
+    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32))
+    scale2 = scale * LOG2E
     if MASK:
         cols = j * BN + tile.arange(BN)
         valid = cols[None, :] < seq
         if CAUSAL:
             valid = valid & (cols[None, :] <= rows[:, None])
         s = tile.where(valid, s, -tile.inf)
-    m_new = tile.maximum(m, tile.max(s, axis=1))
-    alpha = tile.exp(m - m_new)
-    p = tile.exp(s - m_new[:, None])
+    m_new = tile.maximum(m, tile.max(s, axis=1) * scale2)
+    alpha = tile.exp2(m - m_new, flush_to_zero=True)
+    p = tile.exp2(s * scale2 - m_new[:, None], flush_to_zero=True)
     l = l * alpha + tile.sum(p, axis=1)
     acc = acc * alpha[:, None] + tile.mma(p.astype(V.dtype), V,
                                           tile.zeros(acc.shape, tile.float32))

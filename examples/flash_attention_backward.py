@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 from _common import Device, check, tile
-from flash_attention import online_softmax_step, query_block_state, reference
+from flash_attention import LOG2E, online_softmax_step, query_block_state, reference
 
 
 @tile.kernel
@@ -39,7 +39,8 @@ def attention_lse(q, k, v, out, lse, seq, scale, BM: tile.Constant[int],
                                         acc, BN, D, MASK=True, CAUSAL=CAUSAL)
     tile.store(out, index=(bh, qb, 0),
                tile=tile.reshape((acc / l[:, None]).astype(out.dtype), (1, BM, D)))
-    tile.store(lse, index=(bh, qb), tile=tile.reshape(m + tile.log(l), (1, BM)))
+    # m is in log2 units (online_softmax_step); lse in natural ones.
+    tile.store(lse, index=(bh, qb), tile=tile.reshape(m / LOG2E + tile.log(l), (1, BM)))
 
 
 @tile.kernel
@@ -50,12 +51,9 @@ def attention_delta(out, dout, delta, BM: tile.Constant[int], D: tile.Constant[i
     tile.store(delta, index=(bh, qb), tile=tile.sum(o * do, axis=2))
 
 
-# exp(x) = exp2(x * log2(e)): the scale and log2(e) fold into one multiply-add
-# per element, and exp2's flush_to_zero makes it one ex2.approx.ftz on CUDA
-# (probabilities below 2^-126 become 0; P is rounded to 16 bits anyway).
-LOG2E = math.log2(math.e)
-
-
+# P = exp(x) = exp2(x * log2(e)) (LOG2E): the scale and log2(e) fold into one
+# multiply-add per element, and exp2's flush_to_zero makes it one
+# ex2.approx.ftz on CUDA (probabilities below 2^-126 become 0).
 def _probabilities(Q, Kt, lse_rows, rows, cols, seq, scale, CAUSAL):
     """P = exp(S - lse) of one (BM queries, BN keys) block (lse_rows in log2
     units, from _query_block), zero where a key or query is past `seq` or
