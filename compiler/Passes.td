@@ -272,9 +272,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     (`nvvm.barrier` on its named barrier before, `nvvm.barrier.arrive` on
     the other's after, then `tilegpu.wait_mma`). On the H200 that turn per
     wgmma measured slower than none (attention B4 H32 L4096 D128: 479
-    against 521 TFLOP/s), hence off by default; FlashAttention-3's turn
-    holds one iteration's QK^T and the previous one's PV, which needs the
-    loop rotated first.
+    against 521 TFLOP/s), hence off by default. Where
+    tile-overlap-mma-chain rotates the loop, the pipeline gives it the
+    ping-pong instead (a turn per rotated iteration, FlashAttention-3's).
     A matmul's ring loop in the body of a persistent loop (an `scf.while`
     or `scf.for` at the kernel's top level walking output tiles) is split
     around that loop: the
