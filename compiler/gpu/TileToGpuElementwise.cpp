@@ -154,34 +154,38 @@ Value flushedValue(Value v) {
   return x;
 }
 
-/// exp2(x, flush_to_zero=True) in float32: a flush of exp2's result (of a
-/// flushed x, or not) is one ex2.approx.ftz.f32, which flushes subnormal
-/// inputs and results itself. Without ftz ptxas wraps each ex2 in a
-/// compare and two predicated multiplies for subnormal results: three
-/// more instructions per element of attention's softmax.
-struct FlushedExp2Pattern : OpConversionPattern<arith::SelectOp> {
-  FlushedExp2Pattern(TypeConverter &converter, MLIRContext *ctx)
-      : OpConversionPattern(converter, ctx, /*benefit=*/3) {}
+/// exp2 and rsqrt with flush_to_zero=True, in float32: a flush of the
+/// function's result (of a flushed x, or not) is one `.approx.ftz`
+/// instruction, which flushes subnormal inputs and results itself. Without
+/// ftz ptxas wraps each ex2 in a compare and two predicated multiplies for
+/// subnormal results: three more instructions per element of attention's
+/// softmax (cuTile's samples write exp2(qk, flush_to_zero=True)).
+template <typename OpTy>
+struct FlushedApproxPattern : OpConversionPattern<arith::SelectOp> {
+  FlushedApproxPattern(TypeConverter &converter, MLIRContext *ctx,
+                       StringRef ftzIntrinsic)
+      : OpConversionPattern(converter, ctx, /*benefit=*/3),
+        ftzIntrinsic(ftzIntrinsic) {}
   LogicalResult
   matchAndRewrite(arith::SelectOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(op.getType());
     Value flushed = flushedValue(op.getResult());
-    auto exp2 = flushed ? flushed.getDefiningOp<math::Exp2Op>() : nullptr;
-    if (!type || !type.getElementType().isF32() || !exp2)
+    auto fn = flushed ? flushed.getDefiningOp<OpTy>() : nullptr;
+    if (!type || !type.getElementType().isF32() || !fn)
       return failure();
-    Value input = exp2.getOperand();
+    Value input = fn.getOperand();
     if (Value unflushed = flushedValue(input))
       input = unflushed;
     Value converted = rewriter.getRemappedValue(input);
     if (!converted)
       return failure();
     rewriter.replaceOp(op, perElementIntrinsic(rewriter, op.getLoc(),
-                                               converted,
-                                               "llvm.nvvm.ex2.approx.ftz.f32",
+                                               converted, ftzIntrinsic,
                                                nullptr, nullptr));
     return success();
   }
+  std::string ftzIntrinsic;
 };
 
 struct ExtFFromF8Pattern : OpConversionPattern<arith::ExtFOp> {
@@ -363,7 +367,10 @@ void mlir::tile::populateTileToGpuElementwisePatterns(
                                 NVVM::GridDimYOp, NVVM::GridDimZOp>>(converter,
                                                                      ctx);
   const double log2e = 1.4426950408889634, ln2 = 0.6931471805599453;
-  patterns.add<FlushedExp2Pattern>(converter, ctx);
+  patterns.add<FlushedApproxPattern<math::Exp2Op>>(
+      converter, ctx, "llvm.nvvm.ex2.approx.ftz.f32");
+  patterns.add<FlushedApproxPattern<math::RsqrtOp>>(
+      converter, ctx, "llvm.nvvm.rsqrt.approx.ftz.f");
   patterns.add<FastMathPattern<math::ExpOp>>(
       converter, ctx, "llvm.nvvm.ex2.approx.f32", log2e, 1.0);
   patterns.add<FastMathPattern<math::Exp2Op>>(

@@ -279,6 +279,28 @@ def test_exp2_flush_to_zero_flushes_subnormal_results(dev, rng):
 
 
 @ct.kernel
+def rsqrt_flushing(x, flushed, BLOCK: ct.Constant[int]):
+    i = ct.bid(0)
+    ct.store(flushed, index=(i,), tile=ct.rsqrt(ct.load(x, index=(i,), shape=(BLOCK,)),
+                                                flush_to_zero=True))
+
+
+@pytest.mark.numerics
+def test_rsqrt_flush_to_zero_of_subnormals_is_infinite(dev, rng):
+    """rsqrt(x, flush_to_zero=True) (one rsqrt.approx.ftz on CUDA): a
+    subnormal x reads as zero, so its result is inf; normal x as rsqrt."""
+    x = np.exp(rng.uniform(-80.0, 80.0, N)).astype(np.float32)
+    x[::5] = rng.uniform(1e-45, 1e-38, len(x[::5])).astype(np.float32)
+    flushed = dev.poisoned(N, np.float32)
+    rsqrt_flushing[(ct.cdiv(N, B),)](dev.put(x), flushed, BLOCK=B)
+    flushed = dev.get(flushed)
+    sub = x < TINY
+    assert sub.sum() >= N // 5
+    np.testing.assert_array_equal(flushed[sub], np.inf)
+    assert_close(flushed[~sub], 1.0 / np.sqrt(x[~sub].astype(np.float64)), rtol=1e-6, atol=0)
+
+
+@ct.kernel
 def rounding_hints(x, out, BLOCK: ct.Constant[int]):
     i = ct.bid(0)
     a = ct.load(x, index=(i,), shape=(BLOCK,))

@@ -754,6 +754,14 @@ def exp2s(x, flushed, kept, BLOCK: tile.Constant[int]):
     a = tile.load(x, index=(i,), shape=(BLOCK,))
     tile.store(flushed, index=(i,), tile=tile.exp2(a * 2.0 - 1.0, flush_to_zero=True))
     tile.store(kept, index=(i,), tile=tile.exp2(a))
+
+
+@tile.kernel
+def rsqrts(x, flushed, kept, BLOCK: tile.Constant[int]):
+    i = tile.bid(0)
+    a = tile.load(x, index=(i,), shape=(BLOCK,))
+    tile.store(flushed, index=(i,), tile=tile.rsqrt(a + 1.0, flush_to_zero=True))
+    tile.store(kept, index=(i,), tile=tile.rsqrt(a))
 '''
 
 
@@ -761,11 +769,17 @@ def exp2s(x, flushed, kept, BLOCK: tile.Constant[int]):
 def test_exp2_flush_to_zero_is_one_ftz_instruction(tmp_path):
     """exp2(x, flush_to_zero=True) lowers to ex2.approx.ftz.f32 alone (the
     flushes of its input and result are the instruction's own), plain exp2
-    to ex2.approx.f32; no f32 compare or select is left for the flushes."""
+    to ex2.approx.f32; no f32 compare or select is left for the flushes.
+    rsqrt the same with rsqrt.approx.ftz.f32."""
     src = tmp_path / "exp2s.py"
     src.write_text(EXP2_KERNELS)
     ptx = run_tilec([f"{src}::exp2s", "--args", "f32[512], f32[512], f32[512]", "-D",
                      "BLOCK=128", "--target", "sm_90", "--emit", "ptx"], tmp_path).stdout
     assert len(re.findall(r"ex2\.approx\.ftz\.f32", ptx)) == 4
     assert len(re.findall(r"ex2\.approx\.f32", ptx)) == 4
+    assert not re.search(r"setp\.\w+\.f32|selp\.f32|abs\.f32", ptx)
+    ptx = run_tilec([f"{src}::rsqrts", "--args", "f32[512], f32[512], f32[512]", "-D",
+                     "BLOCK=128", "--target", "sm_90", "--emit", "ptx"], tmp_path).stdout
+    assert len(re.findall(r"rsqrt\.approx\.ftz\.f32", ptx)) == 4
+    assert len(re.findall(r"rsqrt\.approx\.f32", ptx)) == 4
     assert not re.search(r"setp\.\w+\.f32|selp\.f32|abs\.f32", ptx)
