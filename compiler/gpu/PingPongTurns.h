@@ -61,8 +61,8 @@ inline void passTurn(OpBuilder &b, Location loc, const PingPongTurns &t) {
 /// After the last turn: warpgroup 0 takes the turn warpgroup 1 passed last,
 /// so each barrier is waited for as often as it is arrived at.
 inline void endTurns(OpBuilder &b, Location loc, const PingPongTurns &t) {
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      t.group, constI32(b, loc, 0));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t.group,
+                                      constI32(b, loc, 0));
   auto last = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(last.thenBlock()->getTerminator());

@@ -180,9 +180,8 @@ struct FlushedApproxPattern : OpConversionPattern<arith::SelectOp> {
     Value converted = rewriter.getRemappedValue(input);
     if (!converted)
       return failure();
-    rewriter.replaceOp(op, perElementIntrinsic(rewriter, op.getLoc(),
-                                               converted, ftzIntrinsic,
-                                               nullptr, nullptr));
+    rewriter.replaceOp(op, perElementIntrinsic(rewriter, op.getLoc(), converted,
+                                               ftzIntrinsic, nullptr, nullptr));
     return success();
   }
   std::string ftzIntrinsic;
