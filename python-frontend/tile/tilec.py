@@ -17,7 +17,10 @@ import ast
 import importlib.util
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 from . import backend as _backend
 from . import dtypes as D
@@ -32,7 +35,7 @@ __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 STAGES = {
     "cpu": ("tile", "fused", "host", "bufferized", "llvm", "llvm-ir"),
     "gpu": ("tile", "fused", "tiled", "mapped", "pipelined", "gpu", "nvvm", "llvm", "ptx",
-            "cubin"),
+            "cubin", "sass"),
 }
 TARGETS = ("cpu", "sm_80", "sm_90")
 # The stages whose IR is MLIR, which tilec can resume from.
@@ -332,8 +335,42 @@ def _compile(mod, ir_text, target, options, kern=None, path=None):
         raise CompileFailed(msg) from None
 
 
+def _disassembler():
+    """The command that prints a cubin's SASS: nvdisasm (-c: code only, -g:
+    one label per basic block) or cuobjdump -sass, from PATH or the CUDA
+    toolkit; None when neither is here (the build machine has ptxas only)."""
+    dirs = [os.environ.get("PATH", "")]
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home:
+            dirs.append(os.path.join(home, "bin"))
+    search = os.pathsep.join(dirs)
+    for tool, flags in (("nvdisasm", ["-c", "-g"]), ("cuobjdump", ["-sass"])):
+        found = shutil.which(tool, path=search)
+        if found:
+            return [found, *flags]
+    return None
+
+
+def _disassemble(cubin):
+    """The SASS of `cubin` (bytes), as the disassembler prints it."""
+    command = _disassembler()
+    if command is None:
+        raise CompileFailed("--emit sass needs nvdisasm or cuobjdump on PATH or in "
+                            "$CUDA_HOME/bin; PyPI has nvdisasm as a wheel "
+                            "(pip download --no-deps nvidia-cuda-nvdisasm; see "
+                            "docs/debugging.md, section 8)")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(cubin)
+        r = subprocess.run([*command, path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise CompileFailed(f"{os.path.basename(command[0])} failed:\n{r.stderr.strip()}")
+    return r.stdout
+
+
 def _extension(stage, text):
-    if stage in ("ptx", "cubin"):
+    if stage in ("ptx", "cubin", "sass"):
         return stage
     if isinstance(text, str) and (text.startswith("; ModuleID") or stage == "llvm-ir"):
         return "ll"
@@ -366,8 +403,8 @@ def _requested(emit, target, start):
     order = stages_of(target)
     names = _emit_names(emit)
     avail = order[order.index(start):]
-    if "all" in names:
-        return list(avail)
+    if "all" in names:  # SASS only where a disassembler is
+        return [n for n in avail if n != "sass" or _disassembler() is not None]
     out = []
     for n in names:
         if n not in order:
@@ -514,6 +551,8 @@ def run(argv=None, out=None):
     asm = dict(binary.asm)
     if kern is not None:
         asm.setdefault("tile", ir_text)
+    if "sass" in stages and "cubin" in asm:
+        asm["sass"] = _disassemble(asm["cubin"])
     for path in _emit(binary.name, asm, stages, args.outdir, out):
         print(path, file=sys.stderr)
     return 0

@@ -698,7 +698,7 @@ def test_console_script_declared():
 def test_help_lists_the_stages():
     r = subprocess.run([TILEC, "--list-stages", "--target", "sm_80"], capture_output=True,
                        text=True, timeout=60)
-    assert r.stdout == "tile fused tiled mapped pipelined gpu nvvm llvm ptx cubin\n"
+    assert r.stdout == "tile fused tiled mapped pipelined gpu nvvm llvm ptx cubin sass\n"
     r = subprocess.run([TILEC, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
     assert "--print-ir-after-all" in r.stdout and "--mlir-print-debuginfo" in r.stdout
@@ -783,3 +783,43 @@ def test_exp2_flush_to_zero_is_one_ftz_instruction(tmp_path):
     assert len(re.findall(r"rsqrt\.approx\.ftz\.f32", ptx)) == 4
     assert len(re.findall(r"rsqrt\.approx\.f32", ptx)) == 4
     assert not re.search(r"setp\.\w+\.f32|selp\.f32|abs\.f32", ptx)
+
+
+@needs_gpu_backend
+def test_emit_sass_runs_the_disassembler_on_the_cubin(tmp_path):
+    """--emit sass hands the cubin to nvdisasm (-c -g) from PATH and prints
+    what it prints; here a stand-in nvdisasm that shows its flags and the
+    file's first bytes (the build machine has no disassembler)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nvdisasm"
+    fake.write_text('#!/bin/sh\necho "flags: $1 $2"\nhead -c 4 "$3" | od -An -c\n')
+    fake.chmod(0o755)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    out = run_tilec(example_args("softmax") + ["--emit", "sass", "--target", "sm_90"],
+                    tmp_path, PATH=path).stdout
+    assert "flags: -c -g" in out
+    assert re.search(r"177\s+E\s+L\s+F", out), out
+    d = tmp_path / "out"
+    run_tilec(example_args("softmax") + ["--emit", "all", "--target", "sm_90", "-o", str(d)],
+              tmp_path, PATH=path)
+    assert "flags: -c -g" in (d / "softmax.sass.sass").read_text()
+
+
+@needs_gpu_backend
+def test_emit_sass_without_a_disassembler_says_where_to_get_one(tmp_path):
+    """No nvdisasm or cuobjdump: --emit sass fails with a message naming
+    them and the wheel, exit status 1; --emit all leaves the stage out."""
+    path = os.pathsep.join([os.path.dirname(sys.executable), "/usr/bin", "/bin"])
+    cuda = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin")
+    if any(shutil.which(t, path=os.pathsep.join([path, cuda, "/usr/local/cuda/bin"]))
+           for t in ("nvdisasm", "cuobjdump")):
+        pytest.skip("a disassembler is installed here")
+    r = run_tilec(example_args("softmax") + ["--emit", "sass", "--target", "sm_90"],
+                  tmp_path, ok=False, PATH=path)
+    assert r.returncode == 1
+    assert "nvdisasm or cuobjdump" in r.stderr and "nvidia-cuda-nvdisasm" in r.stderr
+    d = tmp_path / "out"
+    run_tilec(example_args("softmax") + ["--emit", "all", "--target", "sm_90", "-o", str(d)],
+              tmp_path, PATH=path)
+    assert (d / "softmax.cubin.cubin").exists() and not (d / "softmax.sass.sass").exists()
