@@ -122,17 +122,6 @@ SmallVector<Value> f8Bits(OpBuilder &b, Location loc, Value vec) {
   return bits;
 }
 
-/// fp8 -> f16/bf16/f32/f64: PTX cvt.rn.f16x2.{e4m3,e5m2}x2 on pairs of
-/// registers (sm_89+), exact; the f16 results widen or narrow exactly.
-/// Whether `v` is the splat float constant `value`.
-bool isSplatFloat(Value v, double value) {
-  DenseElementsAttr dense;
-  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat() ||
-      !isa<FloatType>(dense.getElementType()))
-    return false;
-  return dense.getSplatValue<APFloat>().convertToDouble() == value;
-}
-
 /// The value a float32 flush of subnormals to zero (tile.flush_subnormals:
 /// select(|x| < 2^-126, copysign(0, x), x)) flushes, or null.
 Value flushedValue(Value v) {
@@ -144,12 +133,12 @@ Value flushedValue(Value v) {
   auto zero = select.getTrueValue().getDefiningOp<math::CopySignOp>();
   auto magnitude =
       compare ? compare.getLhs().getDefiningOp<math::AbsFOp>() : nullptr;
+  APFloat bound(0.0f);
   if (!compare || compare.getPredicate() != arith::CmpFPredicate::OLT ||
       !magnitude || magnitude.getOperand() != x ||
-      !isSplatFloat(compare.getRhs(),
-                    APFloat::getSmallestNormalized(APFloat::IEEEsingle())
-                        .convertToDouble()) ||
-      !zero || zero.getRhs() != x || !isSplatFloat(zero.getLhs(), 0.0))
+      !matchPattern(compare.getRhs(), m_ConstantFloat(&bound)) ||
+      bound != APFloat::getSmallestNormalized(bound.getSemantics()) || !zero ||
+      zero.getRhs() != x || !matchPattern(zero.getLhs(), m_PosZeroFloat()))
     return Value();
   return x;
 }
@@ -187,6 +176,8 @@ struct FlushedApproxPattern : OpConversionPattern<arith::SelectOp> {
   std::string ftzIntrinsic;
 };
 
+/// fp8 -> f16/bf16/f32/f64: PTX cvt.rn.f16x2.{e4m3,e5m2}x2 on pairs of
+/// registers (sm_89+), exact; the f16 results widen or narrow exactly.
 struct ExtFFromF8Pattern : OpConversionPattern<arith::ExtFOp> {
   ExtFFromF8Pattern(TypeConverter &converter, MLIRContext *ctx)
       : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
