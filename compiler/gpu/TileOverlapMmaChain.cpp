@@ -205,9 +205,10 @@ void rotate(Chain &chain, bool withPingPong) {
   };
   // Two consumer warpgroups take turns at each iteration's two mmas.
   std::optional<PingPongTurns> turns;
-  if (withPingPong && consumerThreads(loop) == 256) {
+  int64_t threads = consumerThreads(loop);
+  if (withPingPong && threads == 256) {
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-    turns = startTurns(b, loc, tid, consumerThreads(loop));
+    turns = startTurns(b, loc, tid, threads);
   }
   Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
         step = loop.getStep();
