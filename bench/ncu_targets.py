@@ -4,8 +4,10 @@ that Nsight Compute can profile them side by side:
     ncu -k regex:'layernorm|softmax|mm_k|matmul' --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
-Arguments pick the groups: norms, matmul, attention (default: norms and
-matmul; attention is tile's forward beside SDPA's). Needs a GPU, torch and
+Arguments pick the groups: norms, matmul, attention, backward (default:
+norms and matmul; attention is tile's forward beside SDPA's, backward the
+dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
+backward). Needs a GPU, torch and
 triton."""
 import os
 import sys
@@ -70,7 +72,36 @@ def attention():
     torch.cuda.synchronize()
 
 
+def backward():
+    """f16 B4 H32 L4096 D128, non-causal: the example's attention_dkdv and
+    attention_dq (bench's blocks) and SDPA's backward."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import math
+    import flash_attention_backward as FAB
+    Bz, H, L, D = 4, 32, 4096, 128
+    q, k, v, do = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16)
+                   for _ in range(4))
+    dev = FAB._TorchDevice(poison=False)
+    out, lse = FAB.forward(dev, q, k, v, False, 64, 64)
+    delta = torch.empty(Bz * H, L, device="cuda")
+    FAB.attention_delta[(L // 64, Bz * H)](out, do, delta, BM=64, D=D)
+    dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
+    (kv_bm, kv_bn), (q_bm, q_bn) = FAB.sm90_blocks(D)
+    q4, k4, v4, do4 = (t.view(Bz, H, L, D).clone().requires_grad_(True) for t in (q, k, v, do))
+    o4 = torch.nn.functional.scaled_dot_product_attention(q4, k4, v4)
+    for _ in range(REPEAT):
+        FAB.attention_dkdv[(L // kv_bn, Bz * H)](q, k, v, do, lse, delta, dk, dv, L,
+                                                 1 / math.sqrt(D), BM=kv_bm, BN=kv_bn,
+                                                 D=D, CAUSAL=False, GROUP=1)
+        FAB.attention_dq[(L // q_bm, Bz * H)](q, k, v, do, lse, delta, dq, L,
+                                              1 / math.sqrt(D), BM=q_bm, BN=q_bn, D=D,
+                                              CAUSAL=False, GROUP=1)
+        torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)
+    torch.cuda.synchronize()
+
+
 if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
-        {"norms": norms, "matmul": matmul, "attention": attention}[g]()
+        {"norms": norms, "matmul": matmul, "attention": attention,
+         "backward": backward}[g]()

@@ -547,9 +547,17 @@ public:
 private:
   MLIRContext *ctx;
 
-  /// A load may change layout if its accesses stay as wide.
+  /// A load may change layout if its accesses stay as wide, or if it is a
+  /// small tile (a row of per-column values: narrower accesses to a few
+  /// cache lines cost less than the conversion, a barrier).
   bool keepsVectorWidth(LoadOp load, Attribute layout) {
     auto type = getTensorType(load.getResult());
+    constexpr int64_t kSmallTileBytes = 1024;
+    if (type.getElementType().isIntOrFloat() &&
+        type.getNumElements() *
+                llvm::divideCeil(type.getElementTypeBitWidth(), 8) <=
+            kSmallTileBytes)
+      return true;
     unsigned rank = type.getRank(), contig = rank - 1;
     if (auto order = load.getOrder())
       for (auto [i, o] : llvm::enumerate(*order))
@@ -567,6 +575,26 @@ private:
 
   Attribute sliceOf(Attribute layout, unsigned axis) {
     return SliceLayoutAttr::get(ctx, axis, layout);
+  }
+
+  /// The layout a reshape's source takes for its result to have `layout`,
+  /// where the reshape only drops one unit axis `a` and `layout` is a slice
+  /// of some parent at `a`: the parent (the reshape is then an inverse
+  /// expand_dims). Null otherwise. A row of an (n, m) array loaded as
+  /// (1, m) and reshaped to (m,) is then loaded in the layout its users
+  /// want (attention's backward loaded two such rows per iteration and
+  /// moved them through shared memory, a block-wide barrier each).
+  Attribute squeezedSourceLayout(ReshapeOp reshape, Attribute layout) {
+    auto slice = dyn_cast<SliceLayoutAttr>(layout);
+    ArrayRef<int64_t> from = getTensorType(reshape.getSrc()).getShape();
+    ArrayRef<int64_t> to = getTensorType(reshape.getResult()).getShape();
+    if (!slice || from.size() != to.size() + 1 || slice.getDim() >= from.size())
+      return {};
+    unsigned axis = slice.getDim();
+    if (from[axis] != 1 || from.take_front(axis) != to.take_front(axis) ||
+        from.drop_front(axis + 1) != to.drop_front(axis))
+      return {};
+    return slice.getParent();
   }
 
   /// convert_layout(broadcast(expand_dims(x))) moves every replicated
@@ -648,6 +676,10 @@ private:
     if (auto expand = dyn_cast<ExpandDimsOp>(def))
       return canRetype(expand.getSrc(), sliceOf(layout, expand.getAxis()),
                        depth + 1);
+    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      Attribute source = squeezedSourceLayout(reshape, layout);
+      return source && canRetype(reshape.getSrc(), source, depth + 1);
+    }
     if (auto bcast = dyn_cast<BroadcastOp>(def))
       return canRetype(bcast.getSrc(), layout, depth + 1);
     if (isElementwiseTileOp(def) && isMemoryEffectFree(def))
@@ -674,6 +706,8 @@ private:
       }
     } else if (auto expand = dyn_cast<ExpandDimsOp>(def)) {
       retype(expand.getSrc(), sliceOf(layout, expand.getAxis()));
+    } else if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      retype(reshape.getSrc(), squeezedSourceLayout(reshape, layout));
     } else if (auto bcast = dyn_cast<BroadcastOp>(def)) {
       retype(bcast.getSrc(), layout);
     } else if (isElementwiseTileOp(def)) {

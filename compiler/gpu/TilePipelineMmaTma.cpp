@@ -30,7 +30,11 @@
 // pipelineTmaB: a loop of several wgmmas whose B operands are loads
 // (attention's K^T and V, A in registers) gets one ring per B, filled
 // the same way; every mma waits for its wgmma, so iteration i refills the
-// slot of iteration i - 1.
+// slot of iteration i - 1. Rows the loop loads beside them (a (1, n) block
+// of per-column values: the backward's lse and delta of each query block)
+// come through rings of their own filled by the same copies, and are read
+// back (tilegpu.read_shared) where first used: no global loads, and no
+// registers held across the mmas, in the loop.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -43,6 +47,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -106,7 +111,8 @@ LogicalResult makeMapAndRing(TmaOperand &o, scf::ForOp forOp, int64_t slots,
   Type elemType = type.getElementType();
   SmallVector<int64_t> box(type.getRank(), 1);
   box[type.getRank() - 2] = o.rows;
-  box[type.getRank() - 1] = o.swizzle / storageBytes(elemType);
+  box[type.getRank() - 1] =
+      o.swizzle ? o.swizzle / storageBytes(elemType) : o.cols;
   FailureOr<Value> map =
       tensorMapArg(forOp->getParentOfType<func::FuncOp>(), o.array,
                    tilegpu::TensorMapType::get(forOp.getContext(), box,
@@ -116,6 +122,111 @@ LogicalResult makeMapAndRing(TmaOperand &o, scf::ForOp forOp, int64_t slots,
   o.map = *map;
   o.ring = allocRing(forOp, o.rows, o.cols, elemType, slots, o.swizzle, 0);
   return success();
+}
+
+/// The bytes of one block of `o`.
+int64_t blockBytes(TmaOperand &o) {
+  return o.rows * o.cols *
+         storageBytes(
+             cast<RankedTensorType>(o.load.getType()).getElementType());
+}
+
+/// The (1, n) row loads of `forOp`'s body besides `operands` that TMA can
+/// copy unswizzled into 128-byte aligned slots (n * element bytes a
+/// multiple of 128, n <= 256), with their index slices.
+SmallVector<TmaOperand> collectRowLoads(scf::ForOp forOp,
+                                        ArrayRef<TmaOperand> operands) {
+  SmallVector<TmaOperand> rows;
+  for (LoadOp load : forOp.getBody()->getOps<LoadOp>()) {
+    if (llvm::any_of(operands, [&](TmaOperand o) { return o.load == load; }))
+      continue;
+    auto type = cast<RankedTensorType>(load.getType());
+    TmaOperand o;
+    o.load = load;
+    o.array = tmaArray(load);
+    if (!o.array || !tmaLoadable(load) || type.getRank() != 2 ||
+        type.getDimSize(0) != 1 || type.getDimSize(1) > 256 ||
+        (type.getDimSize(1) * storageBytes(type.getElementType())) % 128)
+      continue;
+    o.rows = 1;
+    o.cols = type.getDimSize(1);
+    bool sliced = llvm::all_of(load->getOperands(), [&](Value v) {
+      return pipeline::collectIndexSlice(v, forOp, o.slice);
+    });
+    if (sliced)
+      rows.push_back(std::move(o));
+  }
+  return rows;
+}
+
+/// Whether `op` may write memory (unknown ops may).
+bool mayWrite(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+           op->getNumRegions();
+  return effects.hasEffect<MemoryEffects::Write>() ||
+         effects.hasEffect<MemoryEffects::Free>();
+}
+
+/// Moves `read` and the pure ops computing from it alone (reshapes,
+/// scales, broadcasts) down to the first op that combines them with
+/// anything else, so that what it reads is live only where it is used.
+void sinkToFirstUse(Operation *read) {
+  Block *block = read->getBlock();
+  DenseSet<Operation *> chain{read};
+  SmallVector<Operation *> moving{read};
+  auto fromChain = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && chain.contains(def);
+  };
+  Operation *stop = block->getTerminator();
+  for (Operation *op = read->getNextNode(); op != stop;
+       op = op->getNextNode()) {
+    bool uses = false;
+    op->walk([&](Operation *nested) {
+      uses |= llvm::any_of(nested->getOperands(), fromChain);
+    });
+    if (!uses) {
+      if (mayWrite(op)) { // the read stays before writes
+        stop = op;
+        break;
+      }
+      continue;
+    }
+    bool onlyChain = llvm::all_of(op->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return fromChain(v) || !def || def->getBlock() != block ||
+             def->isBeforeInBlock(read);
+    });
+    if (!onlyChain || !isMemoryEffectFree(op) || op->getNumRegions()) {
+      stop = op;
+      break;
+    }
+    chain.insert(op);
+    moving.push_back(op);
+  }
+  for (Operation *op : moving)
+    op->moveBefore(stop);
+}
+
+/// Each row load of `rows` replaced by a read of this iteration's slot of
+/// its ring, sunk to its first use.
+void readRowsFromRings(scf::ForOp forOp, MutableArrayRef<TmaOperand> rows,
+                       int64_t stages) {
+  for (TmaOperand &o : rows) {
+    OpBuilder b(o.load);
+    Location loc = o.load.getLoc();
+    Value slot = ringSlotAt(b, loc, forOp, forOp.getInductionVar(),
+                            /*ahead=*/0, stages);
+    auto ringType = cast<tilegpu::SharedBufferType>(o.ring.getType());
+    Value one =
+        tilegpu::SlotOp::create(b, loc, ringType.withSlots(1), o.ring, slot);
+    auto read = tilegpu::ReadSharedOp::create(b, loc, o.load.getType(), one);
+    o.load.replaceAllUsesWith(read.getResult());
+    o.load.erase();
+    sinkToFirstUse(read);
+  }
 }
 
 /// The TMA copy of `o.load`'s block (its indices through `map`) into slot
@@ -171,10 +282,9 @@ void issueCopies(OpBuilder &b, Location loc, scf::ForOp forOp,
 LogicalResult buildTmaRing(scf::ForOp forOp, MutableArrayRef<TmaOperand> ops,
                            int64_t stages, int64_t depth, Operation *where,
                            Value &bars) {
-  int64_t eb = storageBytes(ops.front().load.getType().getElementType());
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
-    bytes += o.rows * o.cols * eb;
+    bytes += blockBytes(o);
   for (TmaOperand &o : ops)
     if (failed(makeMapAndRing(o, forOp, stages, where)))
       return failure();
@@ -565,7 +675,17 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
     return false;
   int64_t bytes = 0;
   for (TmaOperand &o : ops)
-    bytes += o.rows * o.cols * storageBytes(elemType);
+    bytes += blockBytes(o);
+  // Inside another loop (a persistent kernel's walk over its tiles) the
+  // ring stays live across that loop, so the scratch after this one goes
+  // past it: no third slot there (at D 128 the epilogue's 64 KB did not
+  // fit beside three), and no rows (their rings would move with it).
+  bool nested = forOp->getParentOfType<LoopLikeOpInterface>() != nullptr;
+  SmallVector<TmaOperand> rows;
+  if (!nested)
+    rows = collectRowLoads(forOp, ops);
+  for (TmaOperand &o : rows)
+    bytes += blockBytes(o);
   // A third slot where it fits beside the invariant blocks: it lets
   // tile-overlap-mma-chain keep S_j's and P_{j-1} V_{j-1}'s wgmmas in flight
   // together (attention at D 128 and 128x128 blocks: 2 slots by
@@ -580,11 +700,6 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
                 .getNumElements() *
         storageBytes(elemType);
   int64_t automatic = ringStages(bytes);
-  // Inside another loop (a persistent kernel's walk over its tiles) the
-  // ring stays live across that loop, so the scratch after this one goes
-  // past it: no third slot there (at D 128 the epilogue's 64 KB did not
-  // fit beside three).
-  bool nested = forOp->getParentOfType<LoopLikeOpInterface>() != nullptr;
   if (automatic < 3 && !nested &&
       3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
     automatic = 3;
@@ -596,6 +711,8 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
   // iteration i - 1, which every thread finished before the block barrier.
   int64_t stages = *slots;
   Value bars, invariantBar;
+  unsigned numOperands = ops.size();
+  ops.append(rows.begin(), rows.end());
   if (failed(buildTmaRing(forOp, ops, stages, stages - 1, streamed.front().mma,
                           bars)) ||
       failed(copyInvariants(forOp, invariants, invariantBar)))
@@ -619,6 +736,8 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
     extra.push_back(a.op.load);
   }
   eraseStreamedViews(streamed, extra);
+  readRowsFromRings(
+      forOp, MutableArrayRef<TmaOperand>(ops).drop_front(numOperands), stages);
   closeTmaRing(forOp, bars, stages, invariantBar);
   if (ringArrays)
     for (TmaOperand &o : ops)

@@ -90,6 +90,29 @@ struct StageLayoutPattern : OpConversionPattern<tilegpu::StageLayoutOp> {
   }
 };
 
+/// Each thread's elements of the result from the buffer's rows.
+struct ReadSharedPattern : OpConversionPattern<tilegpu::ReadSharedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tilegpu::ReadSharedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    FailureOr<LinearLayout> layout = toLinearLayout(type);
+    if (failed(layout))
+      return op.emitOpError("result has no layout; run tile-map-threads");
+    tilegpu::SharedBufferType buffer = op.getBuffer().getType();
+    int64_t rowStride =
+        buffer.getRowStride() ? buffer.getRowStride() : buffer.getCols();
+    SmallVector<Value> elems =
+        loadShared(rewriter, op.getLoc(), adaptor.getBuffer(),
+                   type.getElementType(), *layout, {rowStride, 1});
+    rewriter.replaceOp(op, packVector(rewriter, op.getLoc(),
+                                      getTypeConverter()->convertType(type),
+                                      elems));
+    return success();
+  }
+};
+
 /// Each thread's elements into the swizzled panels of the buffer (the
 /// chunk of row r, column c at c / 8 ^ r % 8 for 128-byte rows), as many
 /// contiguous ones per store as stay within a 16-byte chunk; then the
@@ -274,9 +297,9 @@ void mlir::tile::populateTileGpuToNvvmPatterns(TypeConverter &converter,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<AllocPattern<tilegpu::AllocSharedOp>,
                AllocPattern<tilegpu::AllocMBarriersOp>, SlotPattern,
-               AsyncCopyPattern, AsyncGroupPattern, AsyncWaitPattern,
-               WaitMmaPattern, StageLayoutPattern, StageOperandPattern>(converter,
-                                                                 ctx);
+               ReadSharedPattern, AsyncCopyPattern, AsyncGroupPattern,
+               AsyncWaitPattern, WaitMmaPattern, StageLayoutPattern,
+               StageOperandPattern>(converter, ctx);
   patterns.add<SharedMmaPattern>(converter, ctx, state);
   populateTileGpuTmaPatterns(converter, patterns);
 }

@@ -265,12 +265,19 @@ void trimConsumerLoop(OpBuilder &b, TmaRing &ring, Value empty, int64_t slots,
           alloc && alloc.getType().getSlots() == slots)
         slotOp.getIndexMutable().assign(slot);
   }
-  b.setInsertionPointAfter(ring.mmas.back());
   if (!ring.inFlight()) {
+    // After the iteration's last read of a slot: its last mma, or a row
+    // read from a ring after it (tilegpu.read_shared).
+    Operation *lastRead = ring.mmas.back();
+    for (auto read : loop.getBody()->getOps<tilegpu::ReadSharedOp>())
+      if (lastRead->isBeforeInBlock(read))
+        lastRead = read;
+    b.setInsertionPointAfter(lastRead);
     tilegpu::MBarrierArriveOp::create(b, loc, empty,
                                       remI32(b, loc, count, slots), Value());
     return;
   }
+  b.setInsertionPointAfter(ring.mmas.back());
   Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, it,
                                       constI32(b, loc, 1));
   auto ifLater = scf::IfOp::create(b, loc, later, /*withElseRegion=*/false);

@@ -158,6 +158,19 @@ LogicalResult StageLayoutOp::verify() {
   return success();
 }
 
+LogicalResult ReadSharedOp::verify() {
+  auto type = cast<RankedTensorType>(getResult().getType());
+  SharedBufferType buffer = getBuffer().getType();
+  if (failed(verifyOneSlot(*this, buffer, "buffer")))
+    return failure();
+  if (buffer.getSwizzle() || type.getRank() != 2 ||
+      buffer.getShape() != type.getShape() ||
+      buffer.getElementType() != type.getElementType())
+    return emitOpError("needs a 2-d result and a row-major buffer of its "
+                       "shape and element type");
+  return success();
+}
+
 LogicalResult BulkReduceAddOp::verify() {
   auto value = cast<RankedTensorType>(getValue().getType());
   SharedBufferType buffer = getBuffer().getType();

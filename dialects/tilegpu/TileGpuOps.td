@@ -357,6 +357,31 @@ def TileGpu_StageLayoutOp : TileGpu_Op<"stage_layout",
   let hasVerifier = 1;
 }
 
+def TileGpu_ReadSharedOp : TileGpu_Op<"read_shared",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "a tile read from a shared buffer in its result's layout";
+  let description = [{
+    Every thread reads its elements of the result (in the result type's
+    layout, replicated elements by each thread holding them) from the
+    one-slot row-major buffer `buffer`. No barrier: whatever filled the
+    buffer (a TMA copy, waited for on its mbarrier) is complete. How a small
+    block a loop reads each iteration beside its mma operands (attention's
+    backward: a row of the lse and one of delta, per query block) comes
+    through the operands' TMA ring instead of global loads in the loop.
+
+    ```mlir
+    %lse = tilegpu.read_shared %slot
+        : !tilegpu.shared<1x64xf32, slots = 1> -> tensor<1x64xf32, #mma>
+    ```
+  }];
+  let arguments = (ins TileGpu_SharedBuffer:$buffer);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $buffer attr-dict `:` qualified(type($buffer)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor cores on shared operands
 //===----------------------------------------------------------------------===//

@@ -366,22 +366,24 @@ func.func @nested(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 1
 // -----
 
 // A row vector broadcast against an mma's result (attention backward's
-// lse and delta): the vector is converted to the slice of the mma layout,
-// not the broadcast 64x64 tile (which went through shared memory every
-// iteration). Loop-invariant (%lse): converted once, before the loop;
-// loaded in the loop (%delta): converted there, next to its use.
+// lse and delta): the (1, 64) block is loaded in the mma layout whose
+// slice its reshape to (64,) gives, so nothing is converted: neither the
+// vector nor the broadcast 64x64 tile (which went through shared memory
+// every iteration). Loop-invariant (%lse): loaded before the loop; loaded
+// in the loop (%delta): there, in the same layout.
 // CHECK: #[[$M:.*]] = #tile.mma<
 // CHECK: #[[$S:.*]] = #tile.slice<{dim = 0, parent = #[[$M]]}>
 // CHECK-LABEL: func.func @broadcast_row_vector
-// CHECK: %[[L:.*]] = tile.reshape
-// CHECK-NEXT: %[[LS:.*]] = tile.convert_layout %[[L]] : tensor<64xf32, #{{.*}}> -> tensor<64xf32, #[[$S]]>
+// CHECK: tile.load {{.*}} -> tensor<1x64xf32, #[[$M]]>
+// CHECK-NEXT: %[[LS:.*]] = tile.reshape {{.*}} : tensor<1x64xf32, #[[$M]]> -> tensor<64xf32, #[[$S]]>
 // CHECK: scf.for
 // CHECK: tile.mma
 // CHECK: tile.expand_dims %[[LS]], 0 : tensor<64xf32, #[[$S]]> -> tensor<1x64xf32, #[[$M]]>
 // CHECK: tile.broadcast {{.*}} -> tensor<64x64xf32, #[[$M]]>
-// CHECK: tile.convert_layout {{.*}} : tensor<64xf32, #{{.*}}> -> tensor<64xf32, #[[$S]]>
+// CHECK: tile.load {{.*}} -> tensor<1x64xf32, #[[$M]]>
+// CHECK-NEXT: tile.reshape {{.*}} : tensor<1x64xf32, #[[$M]]> -> tensor<64xf32, #[[$S]]>
 // CHECK-NEXT: tile.expand_dims {{.*}} -> tensor<1x64xf32, #[[$M]]>
-// CHECK-NOT: tile.convert_layout {{.*}}x64xf32
+// CHECK-NOT: tile.convert_layout
 // CHECK: scf.yield
 func.func @broadcast_row_vector(%a: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
                                 %v: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,

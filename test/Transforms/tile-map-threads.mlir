@@ -128,3 +128,34 @@ func.func @transpose(%x: !tile.array<?x?xf32, strides = [?, 1], align = 16, div 
   tile.store %o[%c0, %c0], %c : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<64x32xf32>
   return
 }
+
+// -----
+
+// A row of per-column values loaded as (1, 64) and reshaped to (64,) for a
+// column-wise update of an mma result is loaded in the slice of the mma
+// layout it is used in: no conversion (through shared memory, with a
+// barrier) next to the mma. A small load may take narrower accesses.
+// CHECK-DAG: #[[$M:.*]] = #tile.mma<{version = 2, warpsPerCTA = [4, 2]}>
+// CHECK-DAG: #[[$S:.*]] = #tile.slice<{dim = 0, parent = #[[$M]]}>
+// CHECK-LABEL: func.func @column_update
+// CHECK: tile.load %{{.*}} -> tensor<1x64xf32, #[[$M]]>
+// CHECK: tile.reshape {{.*}} : tensor<1x64xf32, #[[$M]]> -> tensor<64xf32, #[[$S]]>
+// CHECK-NOT: tile.convert_layout
+func.func @column_update(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                         %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
+                         %r: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                         %C: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %c0 = arith.constant 0 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %a = tile.load %A[%pm, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x32xf16>
+  %b = tile.load %B[%c0, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<32x64xf16>
+  %s = tile.mma %a, %b, %zero : tensor<128x32xf16>, tensor<32x64xf16> -> tensor<128x64xf32>
+  %row = tile.load %r[%pm, %c0] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<1x64xf32>
+  %flat = tile.reshape %row : tensor<1x64xf32> -> tensor<64xf32>
+  %e = tile.expand_dims %flat, 0 : tensor<64xf32> -> tensor<1x64xf32>
+  %bc = tile.broadcast %e : tensor<1x64xf32> -> tensor<128x64xf32>
+  %d = arith.subf %s, %bc : tensor<128x64xf32>
+  tile.store %C[%pm, %c0], %d : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x64xf32>
+  return
+}

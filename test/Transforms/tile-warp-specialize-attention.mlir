@@ -97,6 +97,36 @@
 // PPGPU: nvvm.barrier.arrive
 // PPGPU: tile.ptx.wgmma_wait
 
+// A (1, 64) row the loop loads beside K and V (the backward's lse and
+// delta per query block) comes through a ring of its own (unswizzled TMA
+// copies of 256 bytes on the same full barriers, which expect K's, V's
+// and its bytes) and is read where first used: here after the second mma.
+// RING-LABEL: func.func @row_loads(
+// RING: tilegpu.alloc_shared : !tilegpu.shared<1x64xf32, slots = 4>
+// RING: %[[FULL:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
+// RING-COUNT-3: tilegpu.mbarrier_arrive_expect_tx %[[FULL]][%{{.*}}], %c16640_i32
+// RING: scf.for
+// RING-NOT: tile.load
+// RING: tilegpu.tma_load %{{.*}} into %{{.*}}, %[[FULL]][%{{.*}}] : !tilegpu.tensor_map<1x64xf32>, !tilegpu.shared<1x64xf32, slots = 1>
+// RING: tilegpu.mma
+// RING: tilegpu.mma
+// RING-NEXT: %[[ROW:.*]] = tilegpu.read_shared %{{.*}} : !tilegpu.shared<1x64xf32, slots = 1> -> tensor<1x64xf32
+// RING-NEXT: tile.reshape %[[ROW]]
+// RING: scf.yield
+// The consumers release a slot after its last read, the row's.
+// WS-LABEL: func.func @row_loads(
+// WS: tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
+// WS: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<4>
+// WS: } else {
+// WS: scf.for
+// WS: tilegpu.mma
+// WS: tilegpu.mma
+// WS: tilegpu.read_shared
+// WS-NOT: tile.reshape
+// WS: tilegpu.mbarrier_arrive %[[EMPTY]]
+// WS: tile.reshape
+// WS: scf.yield
+
 func.func @attention(%Q: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
                      %K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
                      %V: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
@@ -145,5 +175,35 @@ func.func @store_between(%Q: !tile.array<?x?xf16, strides = [?, 1], align = 16, 
   }
   %o16 = arith.truncf %o : tensor<128x64xf32> to tensor<128x64xf16>
   tile.store %O[%pm, %c0], %o16 : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, tensor<128x64xf16>
+  return
+}
+
+func.func @row_loads(%Q: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                     %K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                     %V: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                     %R: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
+                     %O: !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>,
+                     %n: i32) attributes {tile.kernel} {
+  %pm = tile.bid 0
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %q = tile.load %Q[%pm, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+  %o = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %k = tile.load %K[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xf16>
+    %v = tile.load %V[%j, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x64xf16>
+    %row = tile.load %R[%pm, %j] : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16> -> tensor<1x64xf32>
+    %flat = tile.reshape %row : tensor<1x64xf32> -> tensor<64xf32>
+    %kt = tile.permute %k, [1, 0] : tensor<64x64xf16> -> tensor<64x64xf16>
+    %s = tile.mma %q, %kt, %zero : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %p = math.exp2 %s : tensor<128x64xf32>
+    %p16 = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xf16>
+    %r = tile.mma %p16, %v, %acc : tensor<128x64xf16>, tensor<64x64xf16> -> tensor<128x64xf32>
+    %e = tile.expand_dims %flat, 0 : tensor<64xf32> -> tensor<1x64xf32>
+    %b = tile.broadcast %e : tensor<1x64xf32> -> tensor<128x64xf32>
+    %next = arith.addf %r, %b : tensor<128x64xf32>
+    scf.yield %next : tensor<128x64xf32>
+  }
+  tile.store %O[%pm, %c0], %o : !tile.array<?x?xf32, strides = [?, 1], align = 16, div = 16>, tensor<128x64xf32>
   return
 }
