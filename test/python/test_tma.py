@@ -275,7 +275,8 @@ def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow
     128 rows; the block loaded in front of the loop (K and V, or Q and dO)
     read by wgmma from shared memory, copied there once by TMA, and the
     loop's blocks (Q and dO, or K and V) streamed through TMA rings that
-    the two wgmmas reading each block share, from a producer warpgroup.
+    the two wgmmas reading each block share, from a producer warpgroup
+    (dK/dV's lse and delta rows with them, through rings of their own).
     ptxas: under 128 bytes of spills (mma.sync from registers spilled 2 KB).
     TILE_TMA=0: the same wgmmas from cp.async rings (one per block too), the
     invariant blocks in registers, no producer; under 256 bytes of spills."""
@@ -290,6 +291,12 @@ def test_attention_backward_runs_on_wgmma(tmp_path, kernel, bm, bn, wide, narrow
     assert ("cp.async.bulk.tensor.3d" in ptx) == (tma == "1")
     assert ("cp.async.cg" in ptx) == (tma == "0")
     assert (".maxntid 384, 1, 1" in ptx) == (tma == "1")
+    if kernel == "attention_dkdv" and tma == "1":
+        # The lse and delta rows of each query block come with Q and dO:
+        # 2-d TMA copies in the producer (both in each loop), no global
+        # loads left in the consumers' loops.
+        assert ptx.count("cp.async.bulk.tensor.2d") >= 2 * copies
+        assert "ld.global" not in ptx
     report = _ptxas_info(tmp_path, ptx, "k")
     spilled = re.search(r"(\d+) bytes spill stores", report)
     assert spilled and int(spilled.group(1)) < (128 if tma == "1" else 256), report
