@@ -521,6 +521,7 @@ def run_attention_backward(shapes):
                 ref_out, (qt, kt, vt), dout4, retain_graph=True)]
             dev = FAB._TorchDevice()
             out, lse = FAB.forward(dev, q, k, v, causal, 64, 64)
+            out = out.to(q.dtype)  # O as TileAttention keeps it (and SDPA its own)
             fast = FAB._TorchDevice(poison=False)
             got = []
 

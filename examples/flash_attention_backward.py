@@ -305,9 +305,12 @@ try:
             attention_dq."""
             dev = _TorchDevice()
             out, lse = forward(dev, q, k, v, causal, bm, bn)
+            # O is kept as returned, in q's dtype (as FlashAttention keeps
+            # it): the backward's delta = rowsum(O * dO) reads half the bytes.
+            out = out.to(q.dtype)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.config = (causal, bm, bn, fused_dq)
-            return out.to(q.dtype)
+            return out
 
         @staticmethod
         def backward(ctx, dout):

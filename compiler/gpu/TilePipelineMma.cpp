@@ -652,8 +652,12 @@ LogicalResult prefetchLoop(scf::ForOp forOp, MmaPipelining mode,
     SmallVector<BlockArgument> written = reductionTargets(forOp);
     if (mode != MmaPipelining::Tma || written.empty())
       return success();
+    // Its rows stay loads: the shared memory they would take is what
+    // tile-bulk-reduce's buffer for the reduction needs (the fused
+    // backward's dQ at d 128 fits beside a 3-slot ring only so).
     SmallVector<BlockArgument> read;
-    FailureOr<bool> ring = pipelineTmaB(forOp, numStages, &read);
+    FailureOr<bool> ring =
+        pipelineTmaB(forOp, numStages, &read, /*withRows=*/false);
     if (failed(ring))
       return failure();
     if (*ring)

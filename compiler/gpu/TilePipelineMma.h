@@ -104,9 +104,11 @@ FailureOr<bool> pipelineTma(scf::ForOp forOp, int64_t numStages,
 /// TMA rings for the B operands of every wgmma of the loop (attention's
 /// K^T and V), A staying where it is; false when they do not qualify.
 /// `ringArrays` (if given) gets the kernel arguments the rings read.
+/// `withRows`: the (1, n) rows the loop loads come through rings too.
 FailureOr<bool>
 pipelineTmaB(scf::ForOp forOp, int64_t numStages,
-             SmallVectorImpl<BlockArgument> *ringArrays = nullptr);
+             SmallVectorImpl<BlockArgument> *ringArrays = nullptr,
+             bool withRows = true);
 /// The tensor-map argument of `func` describing `array` as `type`, added
 /// after the others when the kernel has none yet.
 FailureOr<Value> tensorMapArg(func::FuncOp func, BlockArgument array,

@@ -601,7 +601,7 @@ static LogicalResult copyInvariants(scf::ForOp forOp,
 
 FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
     scf::ForOp forOp, int64_t numStages,
-    SmallVectorImpl<BlockArgument> *ringArrays) {
+    SmallVectorImpl<BlockArgument> *ringArrays, bool withRows) {
   SmallVector<StreamedB> streamed;
   SmallVector<MmaOp> staged;
   if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed,
@@ -682,7 +682,7 @@ FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
   // fit beside three), and no rows (their rings would move with it).
   bool nested = forOp->getParentOfType<LoopLikeOpInterface>() != nullptr;
   SmallVector<TmaOperand> rows;
-  if (!nested)
+  if (withRows && !nested)
     rows = collectRowLoads(forOp, ops);
   for (TmaOperand &o : rows)
     bytes += blockBytes(o);

@@ -73,8 +73,9 @@ def test_fused_backward_products_are_warpgroup_mmas(tmp_path, d, causal):
     K^T dS^T (m64n64k16, K = 128 keys), dV, dK (m64n128k16, K = 64). d 64,
     128 queries: S^T, dP^T (m64n128k16, K = 64), dV, dK (m64n64k16, K =
     128) and dQ = dS K (m64n64k16, dS^T staged as A^T). Q and dO through a
-    TMA ring filled by a producer warpgroup; the kernel records that dQ's
-    array and the ring's may not overlap."""
+    TMA ring filled by a producer warpgroup (the lse and delta rows stay
+    loads: their bytes go to tile-bulk-reduce's buffer); the kernel records
+    that dQ's array and the ring's may not overlap."""
     pipelined, ptx = _fused_stages(tmp_path, d, causal)
     assert "tilegpu.stage_operand" in pipelined
     assert re.search(r"tilegpu.mma .*\{a_transposed", pipelined)
