@@ -599,9 +599,10 @@ static LogicalResult copyInvariants(scf::ForOp forOp,
   return success();
 }
 
-FailureOr<bool> mlir::tile::pipeline::pipelineTmaB(
-    scf::ForOp forOp, int64_t numStages,
-    SmallVectorImpl<BlockArgument> *ringArrays, bool withRows) {
+FailureOr<bool>
+mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
+                                   SmallVectorImpl<BlockArgument> *ringArrays,
+                                   bool withRows) {
   SmallVector<StreamedB> streamed;
   SmallVector<MmaOp> staged;
   if (!collectStreamedB(forOp, /*in16Bytes=*/false, streamed,
