@@ -44,6 +44,24 @@ static LogicalResult verifyOneSlot(Operation *op, SharedBufferType type,
   return success();
 }
 
+/// `buffer` is one unswizzled slot of `tile`'s shape and element type, and
+/// `tile` (the op's `what`) is 2-d: threads move its elements in and out
+/// of the buffer's rows.
+static LogicalResult verifyRowMajorBuffer(Operation *op,
+                                          SharedBufferType buffer,
+                                          RankedTensorType tile,
+                                          StringRef what) {
+  if (failed(verifyOneSlot(op, buffer, "buffer")))
+    return failure();
+  if (buffer.getSwizzle() || tile.getRank() != 2 ||
+      buffer.getShape() != tile.getShape() ||
+      buffer.getElementType() != tile.getElementType())
+    return op->emitOpError() << "needs a 2-d " << what
+                             << " and a row-major buffer of its shape and "
+                                "element type";
+  return success();
+}
+
 LogicalResult AsyncCopyOp::verify() {
   auto array = getArray().getType();
   auto block = cast<RankedTensorType>(getBlock());
@@ -148,27 +166,13 @@ LogicalResult StageLayoutOp::verify() {
       from.getElementType() != to.getElementType())
     return emitOpError("changes only the layout: the result must have the "
                        "value's shape and element type");
-  if (failed(verifyOneSlot(*this, buffer, "buffer")))
-    return failure();
-  if (buffer.getSwizzle() || from.getRank() != 2 ||
-      buffer.getShape() != from.getShape() ||
-      buffer.getElementType() != from.getElementType())
-    return emitOpError("needs a 2-d value and a row-major buffer of its "
-                       "shape and element type");
-  return success();
+  return verifyRowMajorBuffer(*this, buffer, from, "value");
 }
 
 LogicalResult ReadSharedOp::verify() {
-  auto type = cast<RankedTensorType>(getResult().getType());
-  SharedBufferType buffer = getBuffer().getType();
-  if (failed(verifyOneSlot(*this, buffer, "buffer")))
-    return failure();
-  if (buffer.getSwizzle() || type.getRank() != 2 ||
-      buffer.getShape() != type.getShape() ||
-      buffer.getElementType() != type.getElementType())
-    return emitOpError("needs a 2-d result and a row-major buffer of its "
-                       "shape and element type");
-  return success();
+  return verifyRowMajorBuffer(*this, getBuffer().getType(),
+                              cast<RankedTensorType>(getResult().getType()),
+                              "result");
 }
 
 LogicalResult BulkReduceAddOp::verify() {

@@ -218,3 +218,21 @@ func.func @mma_acc_not_mma_layout(%a: !tilegpu.shared<128x64xf16, slots = 1, swi
   %r = tilegpu.mma %a, %b, %acc {b_transposed} : !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>, !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128> -> tensor<128x128xf32, #blocked>
   return
 }
+
+// -----
+
+// tilegpu.read_shared reads a one-slot row-major buffer of its result's
+// shape and element type.
+func.func @read_shared_slots(%a: !tilegpu.shared<1x64xf32, slots = 3>) {
+  // expected-error @+1 {{buffer must be one slot (use tilegpu.slot), not 3}}
+  %r = tilegpu.read_shared %a : !tilegpu.shared<1x64xf32, slots = 3> -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @read_shared_shape(%a: !tilegpu.shared<1x64xf32, slots = 1>) {
+  // expected-error @+1 {{needs a 2-d result and a row-major buffer of its shape and element type}}
+  %r = tilegpu.read_shared %a : !tilegpu.shared<1x64xf32, slots = 1> -> tensor<1x32xf32>
+  return
+}

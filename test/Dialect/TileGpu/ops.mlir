@@ -72,6 +72,11 @@ func.func @tma(%map: !tilegpu.tensor_map<128x64xf16, swizzle = 128>, %i: i32,
   %wide = tilegpu.alloc_shared : !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>
   // CHECK: tilegpu.tma_load %{{.*}}[%{{.*}}, %{{.*}}] into %{{.*}}, %{{.*}}[%{{.*}}] : !tilegpu.tensor_map<128x64xf16, swizzle = 128>, !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>, !tilegpu.mbarriers<4>
   tilegpu.tma_load %map[%j, %i] into %wide, %bars[%s] : !tilegpu.tensor_map<128x64xf16, swizzle = 128>, !tilegpu.shared<128x256xf16, slots = 1, swizzle = 128>, !tilegpu.mbarriers<4>
+  // A row of per-column values, read back in a layout of the reader's.
+  %rows = tilegpu.alloc_shared : !tilegpu.shared<1x64xf32, slots = 4>
+  %row = tilegpu.slot %rows[%s] : !tilegpu.shared<1x64xf32, slots = 4> -> !tilegpu.shared<1x64xf32, slots = 1>
+  // CHECK: tilegpu.read_shared %{{.*}} : !tilegpu.shared<1x64xf32, slots = 1> -> tensor<1x64xf32>
+  %r = tilegpu.read_shared %row : !tilegpu.shared<1x64xf32, slots = 1> -> tensor<1x64xf32>
   // CHECK: tilegpu.mbarrier_inval %{{.*}}[%{{.*}}] : !tilegpu.mbarriers<4>
   tilegpu.mbarrier_inval %bars[%s] : !tilegpu.mbarriers<4>
   return
