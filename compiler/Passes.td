@@ -154,7 +154,12 @@ def TilePipelineMma : Pass<"tile-pipeline-mma", "::mlir::ModuleOp"> {
     (`tilegpu.tma_load` of one swizzled panel per box into the same rings,
     one `tilegpu.mbarriers` entry per slot waited on with the phase's
     parity); the kernel gets a `!tilegpu.tensor_map` argument per operand,
-    last, marked `tilegpu.tensor_map_of`. Other loops as `async`.
+    last, marked `tilegpu.tensor_map_of`. So does a loop whose wgmmas all
+    take B from a load (attention's K^T and V, the backward's Q and dO),
+    and then a (1, n) row the loop also loads (the backward's lse and
+    delta) comes through an unswizzled ring filled by the same copies, read
+    back with `tilegpu.read_shared` where first used. Other loops as
+    `async`.
   }];
   let options = [
     Option<"mmaPipelining", "mma-pipelining", "std::string", "\"async\"",
@@ -263,7 +268,8 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     producer's loop (wait until a slot's "empty" mbarrier says every
     consumer released it, then that iteration's `mbarrier_arrive_expect_tx`
     and `tma_load`s) and, in its else-region, the mma loop (its block
-    barrier gone, the previous iteration's slot released after each mma)
+    barrier gone, a slot released once the mmas and row reads of its
+    iteration are done)
     and the rest of the kernel. Each side moves registers with setmaxnreg
     (`nvvm.setmaxregister`): the producer keeps 40, the consumers get 232.
     A ring whose wgmmas are each waited for (attention: B from the ring, A
