@@ -188,6 +188,7 @@ def test_attention_backward_grouped_query(heads, kv_heads, seq, d, bm, bn, causa
     (1, 130, 16, 16, 64),  # ragged, a key block wider than a query block
     (3, 64, 32, 32, 32),   # whole blocks
     (1, 5, 16, 16, 16),    # one partial block
+    (1, 77, 256, 64, 64),  # head dim 256, ragged (TileAttention's blocks there)
 ])
 def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal, fused_dq):
     """examples/flash_attention_backward.py: O and the row lse, then dQ, dK
