@@ -159,16 +159,6 @@ SmallVector<TmaOperand> collectRowLoads(scf::ForOp forOp,
   return rows;
 }
 
-/// Whether `op` may write memory (unknown ops may).
-bool mayWrite(Operation *op) {
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
-           op->getNumRegions();
-  return effects.hasEffect<MemoryEffects::Write>() ||
-         effects.hasEffect<MemoryEffects::Free>();
-}
-
 /// Moves `read` and the pure ops computing from it alone (reshapes,
 /// scales, broadcasts) down to the first op that combines them with
 /// anything else, so that what it reads is live only where it is used.
@@ -188,7 +178,7 @@ void sinkToFirstUse(Operation *read) {
       uses |= llvm::any_of(nested->getOperands(), fromChain);
     });
     if (!uses) {
-      if (mayWrite(op)) { // the read stays before writes
+      if (writesMemory(op)) { // the read stays before writes
         stop = op;
         break;
       }

@@ -70,9 +70,7 @@ struct StageLayoutPattern : OpConversionPattern<tilegpu::StageLayoutOp> {
     if (failed(from) || failed(to))
       return op.emitOpError("value has no layout; run tile-map-threads");
     tilegpu::SharedBufferType buffer = op.getBuffer().getType();
-    int64_t rowStride =
-        buffer.getRowStride() ? buffer.getRowStride() : buffer.getCols();
-    SmallVector<int64_t> strides{rowStride, 1};
+    SmallVector<int64_t> strides{buffer.getRowPitch(), 1};
     Type elemType = fromType.getElementType();
     Value base = adaptor.getBuffer();
     barrier(rewriter, loc);
@@ -100,12 +98,9 @@ struct ReadSharedPattern : OpConversionPattern<tilegpu::ReadSharedOp> {
     FailureOr<LinearLayout> layout = toLinearLayout(type);
     if (failed(layout))
       return op.emitOpError("result has no layout; run tile-map-threads");
-    tilegpu::SharedBufferType buffer = op.getBuffer().getType();
-    int64_t rowStride =
-        buffer.getRowStride() ? buffer.getRowStride() : buffer.getCols();
-    SmallVector<Value> elems =
-        loadShared(rewriter, op.getLoc(), adaptor.getBuffer(),
-                   type.getElementType(), *layout, {rowStride, 1});
+    SmallVector<Value> elems = loadShared(
+        rewriter, op.getLoc(), adaptor.getBuffer(), type.getElementType(),
+        *layout, {op.getBuffer().getType().getRowPitch(), 1});
     rewriter.replaceOp(op, packVector(rewriter, op.getLoc(),
                                       getTypeConverter()->convertType(type),
                                       elems));
@@ -160,8 +155,7 @@ struct AsyncCopyPattern : OpConversionPattern<tilegpu::AsyncCopyOp> {
     if (failed(layout))
       return op.emitOpError("block has no layout; run tile-map-threads");
     int64_t swizzle = dstType.getSwizzle();
-    int64_t stride =
-        dstType.getRowStride() ? dstType.getRowStride() : dstType.getCols();
+    int64_t stride = dstType.getRowPitch();
     Value base = adaptor.getDst();
     // The block's last two dimensions (others are 1) make the buffer's rows.
     unsigned r0 = type.getRank() - 2, r1 = r0 + 1;

@@ -108,8 +108,7 @@ int64_t SharedBufferType::getElementBytes() const {
 }
 
 int64_t SharedBufferType::getSlotBytes() const {
-  int64_t rowElems = getRowStride() ? getRowStride() : getCols();
-  return (getRows() * rowElems * getElementBytes() + 15) / 16 * 16;
+  return (getRows() * getRowPitch() * getElementBytes() + 15) / 16 * 16;
 }
 
 SharedBufferType SharedBufferType::withSlots(int64_t n) const {

@@ -29,6 +29,10 @@ def TileGpu_SharedBufferType : TileGpu_Type<"SharedBuffer", "shared"> {
   let extraClassDeclaration = [{
     int64_t getRows() const { return getShape()[0]; }
     int64_t getCols() const { return getShape()[1]; }
+    /// Elements from one row's start to the next's (padded rows: row_stride).
+    int64_t getRowPitch() const {
+      return getRowStride() ? getRowStride() : getCols();
+    }
     /// Bytes of one element in memory.
     int64_t getElementBytes() const;
     /// Bytes of one block (16-byte aligned).
