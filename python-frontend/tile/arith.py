@@ -269,7 +269,7 @@ def _float_divmod(op, A, B, dt, shape):
     if op == "mod":
         fixed = _select(fix, arith("addf", mod, B), mod)
         return _select(mod_nonzero, fixed, _copysign(f(0.0), B))
-    div = arith("divf", arith("subf", A, mod), B)
+    div = _exact_quotient(arith("subf", A, mod), B, dt, shape)
     div = _select(fix, arith("subf", div, f(1.0)), div)
     floor = _unary_math("floor", div)
     round_up = _cmp("ogt", arith("subf", div, floor), f(0.5))
@@ -277,6 +277,17 @@ def _float_divmod(op, A, B, dt, shape):
     quotient = arith("divf", A, B)
     q = _select(_cmp("une", div, f(0.0)), snapped, _copysign(f(0.0), quotient))
     return _select(_cmp("oeq", B, f(0.0)), quotient, q)  # x // 0 is x / 0
+
+
+def _exact_quotient(A, B, dt, shape):
+    """A / B correctly rounded, as npy_divmod's quotient needs: the GPU's f32
+    `/` is div.full (within 2 ulp), which moved huge quotients' floors by an
+    ulp. An f32 quotient is taken in f64 and rounded once more: a double
+    rounding that is exact for division (53 >= 2 * 24 + 2 bits)."""
+    if dt.bits != 32:
+        return _emit_binary("arith.divf", A, B, dt, shape)
+    wide = _emit_binary("arith.divf", cast(A, D.float64), cast(B, D.float64), D.float64, shape)
+    return cast(wide, dt)
 
 
 def _copysign(magnitude, sign):

@@ -366,6 +366,27 @@ def test_float_floordiv_by_constants_and_scalars_as_numpy(d):
     _same_floats(dev.get(r), want_r, f"f32 % runtime {d}")
 
 
+@pytest.mark.numerics
+@pytest.mark.parametrize("dtname", ["float16", "float32"])
+def test_float_floordiv_of_huge_quotients_as_numpy(dtname):
+    """Quotients far beyond 2**24: npy_divmod's (a - fmod(a, b)) / b must be
+    rounded correctly, which the GPU's f32 `/` (div.full, 2 ulp) is not
+    (the fuzzer's seed 20261205: -1153987244032968279 // 3.0 was an ulp off)."""
+    rng = np.random.default_rng(20261205)
+    io = np.dtype(dtname)
+    top = 30 if dtname == "float32" else 4.5
+    a = (rng.choice([-1.0, 1.0], N) * 10.0 ** rng.uniform(top - 12, top, N)).astype(io)
+    if dtname == "float32":
+        a[0] = np.float32(-1153987244032968279)
+    b = rng.choice([3.0, -3.0, 7.0, 0.3, 1.7, -11.0], N).astype(io)
+    want_q, want_r = _np(np.floor_divide, a, b), _np(np.remainder, a, b)
+    dev = _dev()
+    q, r = dev.poisoned(N, io), dev.poisoned(N, io)
+    float_divmod[(1,)](dev.put(a), dev.put(b), q, r, N=N, DT=dtname)
+    _same_floats(dev.get(q), want_q, f"{dtname} // of huge quotients")
+    _same_floats(dev.get(r), want_r, f"{dtname} % of huge quotients")
+
+
 def test_python_examples_of_the_issue():
     """1.0 // 0.1 is 9 and -1.0 // inf is -1, as in Python."""
     dev = _dev()
