@@ -31,6 +31,9 @@ def pytest_configure(config):
                                        "NumPy; TILE_FUZZ_SEED, TILE_FUZZ_COUNT)")
     config.addinivalue_line("markers", "numerics: runs kernels through tile._tile on the "
                                        "available backend")
+    config.addinivalue_line("markers", "timing: asserts on measured run times (the "
+                                       "autotuner's choice): run alone, not beside "
+                                       "other workers")
 
 
 def pytest_collection_modifyitems(config, items):

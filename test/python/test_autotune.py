@@ -17,7 +17,9 @@ import tile
 from tile import autotune_configs, tuning_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-pytestmark = pytest.mark.numerics
+# timing: the choice between configs is measured, so device-run.sh's parallel
+# workers (TEST_WORKERS) leave these tests to a serial pass of their own.
+pytestmark = [pytest.mark.numerics, pytest.mark.timing]
 
 
 @pytest.fixture(autouse=True)
