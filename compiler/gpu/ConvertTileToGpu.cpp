@@ -260,6 +260,10 @@ struct ConvertTileToGpuPass
     };
     target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect,
                                       tensor::TensorDialect>(noTensors);
+    // Scalar correctly rounded quotients too (RoundedQuotientPattern).
+    target.addDynamicallyLegalOp<arith::TruncFOp>([&](arith::TruncFOp op) {
+      return noTensors(op) && !roundedQuotientOperands(op).first;
+    });
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     populateTileToGpuElementwisePatterns(converter, patterns, state);

@@ -238,6 +238,10 @@ inline int64_t warpgroupSwizzle(int64_t rowBytes) {
   return rowBytes % 128 == 0 ? 128 : 64;
 }
 
+/// x and y of f32(f64(x) / f64(y)) for f32 x and y (a correctly rounded f32
+/// quotient, lowered to div.rn.f32), or nulls.
+std::pair<Value, Value> roundedQuotientOperands(arith::TruncFOp op);
+
 void populateTileToGpuElementwisePatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns,
                                           GpuLoweringState &state);

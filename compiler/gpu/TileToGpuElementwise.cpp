@@ -13,6 +13,36 @@
 using namespace mlir;
 using namespace mlir::tile;
 
+std::pair<Value, Value>
+mlir::tile::roundedQuotientOperands(arith::TruncFOp op) {
+  // An f32 value widened, or an f64 constant every f32 holds exactly (a
+  // widened constant folds).
+  auto narrowed = [](Value v) -> Value {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      return getElementTypeOrSelf(ext.getIn()).isF32() ? ext.getIn() : Value();
+    Attribute constant;
+    if (!matchPattern(v, m_Constant(&constant)))
+      return Value();
+    auto exactInF32 = [](APFloat value) {
+      bool lost = false;
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+      return !lost;
+    };
+    if (auto dense = dyn_cast<DenseFPElementsAttr>(constant))
+      return llvm::all_of(dense.getValues<APFloat>(), exactInF32) ? v : Value();
+    auto scalar = dyn_cast<FloatAttr>(constant);
+    return scalar && exactInF32(scalar.getValue()) ? v : Value();
+  };
+  auto quotient = op.getIn().getDefiningOp<arith::DivFOp>();
+  if (!quotient || !getElementTypeOrSelf(op.getType()).isF32() ||
+      !getElementTypeOrSelf(quotient.getType()).isF64())
+    return {};
+  Value x = narrowed(quotient.getLhs()), y = narrowed(quotient.getRhs());
+  if (!x || !y)
+    return {};
+  return {x, y};
+}
+
 namespace {
 
 bool hasTensors(Operation *op) {
@@ -112,6 +142,54 @@ struct FastMathPattern : OpConversionPattern<OpTy> {
   }
   std::string intrinsic;
   double preScale, postScale;
+};
+
+/// f32(f64(x) / f64(y)) of f32 x and y, the f32 quotient correctly rounded
+/// (rounding twice is exact for a division: 53 >= 2 * 24 + 2 bits), is how
+/// the frontend asks for an IEEE f32 division (float `//`, npy_divmod's
+/// quotient). LLVM narrows it to an f32 fdiv, which NVPTX emits as div.full
+/// (2 ulp) under nvptx-prec-divf32=1, so it becomes div.rn.f32 here, a
+/// fraction of an f64 division's cost (the f64 one is dead: DCE drops it).
+struct RoundedQuotientPattern : OpConversionPattern<arith::TruncFOp> {
+  RoundedQuotientPattern(TypeConverter &converter, MLIRContext *ctx)
+      : OpConversionPattern(converter, ctx, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto [numerator, denominator] = roundedQuotientOperands(op);
+    if (!numerator)
+      return failure();
+    Value x = rewriter.getRemappedValue(numerator);
+    Value y = rewriter.getRemappedValue(denominator);
+    if (!x || !y)
+      return failure();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    auto divide = [&](Value a, Value b) -> Value {
+      // An f64 constant operand holds an f32 exactly: this folds.
+      auto narrow = [&](Value v) -> Value {
+        return v.getType().isF64()
+                   ? arith::TruncFOp::create(rewriter, loc, f32, v)
+                   : v;
+      };
+      return LLVM::CallIntrinsicOp::create(
+                 rewriter, loc, f32,
+                 rewriter.getStringAttr("llvm.nvvm.div.rn.f"),
+                 ValueRange{narrow(a), narrow(b)})
+          .getResult(0);
+    };
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!isa<VectorType>(resultType)) {
+      rewriter.replaceOp(op, divide(x, y));
+    } else {
+      SmallVector<Value> out;
+      for (auto [a, b] : llvm::zip_equal(unpackVector(rewriter, loc, x),
+                                         unpackVector(rewriter, loc, y)))
+        out.push_back(divide(a, b));
+      rewriter.replaceOp(op, packVector(rewriter, loc, resultType, out));
+    }
+    return success();
+  }
 };
 
 /// Per-thread fp8 registers as i8 scalars (the bits).
@@ -346,8 +424,8 @@ void mlir::tile::populateTileToGpuElementwisePatterns(
     TypeConverter &converter, RewritePatternSet &patterns,
     GpuLoweringState &state) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ElementwisePattern, ExtFFromF8Pattern, TruncFToF8Pattern>(
-      converter, ctx);
+  patterns.add<ElementwisePattern, ExtFFromF8Pattern, TruncFToF8Pattern,
+               RoundedQuotientPattern>(converter, ctx);
   patterns.add<ConstantPattern, SplatPattern, IotaPattern,
                ArrayQueryPattern<DimOp, true>,
                ArrayQueryPattern<StrideOp, false>,

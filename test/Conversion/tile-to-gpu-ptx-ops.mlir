@@ -38,6 +38,39 @@ module attributes {tile.num_warps = 4 : i32} {
 
 // -----
 
+// f32(f64(x) / f64(y)) of f32 x and y (the correctly rounded quotient of
+// float `//`) is div.rn.f32 per element, an f64 constant divisor narrowed;
+// a scalar one too. A plain f32 divf stays arith.divf (div.full).
+#blocked = #tile.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tile.num_warps = 4 : i32} {
+  // CHECK-LABEL: gpu.func @rounded_quotient
+  // CHECK-COUNT-2: llvm.call_intrinsic "llvm.nvvm.div.rn.f"(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+  // CHECK: arith.divf %{{.*}} : vector<2xf32>
+  // CHECK: llvm.call_intrinsic "llvm.nvvm.div.rn.f"(%arg{{[0-9]+}}, %arg{{[0-9]+}}) : (f32, f32) -> f32
+  // CHECK: gpu.return
+  // ASM-LABEL: llvm.func @rounded_quotient
+  // ASM-NOT: llvm.fdiv {{.*}}f64
+  // ASM: llvm.return
+  func.func @rounded_quotient(%x: !tile.array<?xf32, strides = [1], align = 4>, %s: f32) attributes {tile.kernel} {
+    %i = tile.bid 0
+    %a = tile.load %x[%i] : !tile.array<?xf32, strides = [1], align = 4> -> tensor<256xf32, #blocked>
+    %wide = arith.extf %a : tensor<256xf32, #blocked> to tensor<256xf64, #blocked>
+    %three = arith.constant dense<3.0> : tensor<256xf64, #blocked>
+    %q = arith.divf %wide, %three : tensor<256xf64, #blocked>
+    %r = arith.truncf %q : tensor<256xf64, #blocked> to tensor<256xf32, #blocked>
+    %plain = arith.divf %r, %a : tensor<256xf32, #blocked>
+    tile.store %x[%i], %plain : !tile.array<?xf32, strides = [1], align = 4>, tensor<256xf32, #blocked>
+    %sw = arith.extf %s : f32 to f64
+    %sq = arith.divf %sw, %sw : f64
+    %sr = arith.truncf %sq : f64 to f32
+    %st = tile.splat %sr : tensor<256xf32, #blocked>
+    tile.store %x[%i], %st : !tile.array<?xf32, strides = [1], align = 4>, tensor<256xf32, #blocked>
+    return
+  }
+}
+
+// -----
+
 // A v4 acquire load padded with 1.0 (the pad moves are not predicated), a
 // release store, and a byte load and store.
 #blocked = #tile.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
