@@ -81,6 +81,11 @@ def test_integer_semantics_are_numpys():
     assert Mo.binary("mod", a, b, N.int8, sem).nom.tolist() == [0, 0, 1, 5]
     assert Mo.binary("lshift", a, b, N.int8, sem).nom.tolist() == [7, 0, -28, 0]
     assert Mo.binary("rshift", a, b, N.int8, sem).nom.tolist() == [7, -1, -2, 0]
+    # Integer powers wrap as repeated multiplication; large exponents too.
+    assert Mo.power(a, 3, N.int8, sem).nom.tolist() == [87, 0, -87, 125]
+    big = Mo.power(b, 2147483647, N.int8, sem).nom.tolist()
+    nine = pow(9, 2147483647, 256)
+    assert big == [0, -1, 0, nine - 256 * (nine > 127)]
     f = Mo.MV(N.float32, np.array([1.0, -1.0]))
     g = Mo.MV(N.float32, np.array([N.round_to(0.1, N.float32), np.inf]))
     assert Mo.binary("floordiv", f, g, N.float32, sem).nom.tolist() == [9.0, -1.0]

@@ -362,10 +362,16 @@ def power(a, exponent, dt, sem):
     """`a ** exponent`; exponent a Python int (small) or an MV."""
     a = cast(a, dt)
     if isinstance(exponent, int) and dt.kind != FLOAT:
+        # Square and multiply, wrapping after each product: the same as
+        # repeated multiplication (products mod 2^n associate), in 31 steps
+        # for the generator's 2147483647 rather than 2^31 (seed 20261210 hung).
         with np.errstate(all="ignore"):
-            r = np.ones_like(a.nom)
-            for _ in range(exponent):  # wraps as repeated multiplication does
-                r = (r * a.nom).astype(dt.np)
+            r, base, e = np.ones_like(a.nom), a.nom, exponent
+            while e > 0:
+                if e & 1:
+                    r = (r * base).astype(dt.np)
+                base = (base * base).astype(dt.np)
+                e >>= 1
         return MV(dt, r, unk=a.unk)
     if isinstance(exponent, int):
         n = abs(exponent)
