@@ -237,6 +237,7 @@ class Pow(Node):
         if isinstance(b, Lit) and isinstance(b.value, int) and not isinstance(b.value, bool):
             if self.dt.kind == INT and b.value < 0:
                 raise Invalid("negative power of an integer")
+            _fits_literals([b], self.dt)  # int8 ** 2147483647 is an error, as in NumPy 2
         elif self.dt.kind != FLOAT:
             raise Invalid("integer ** a runtime exponent")
         self.shape = _bshape(a.shape, b.shape)
