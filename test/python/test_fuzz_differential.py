@@ -103,6 +103,24 @@ def test_intervals_hold_what_rounding_can_give():
     assert s.dt is N.float16 and s.nom == 8.0 and s.exact().all()
 
 
+def test_a_power_added_to_may_contract_into_an_fma():
+    """`x ** 2 + z` is x * x + z, which tile-fuse contracts: FLT_MAX ** 2 +
+    -inf is nan unfused and -inf as an fma (seed 20261231); x ** 3 + z fuses
+    its last product, x * (x * x)."""
+    big = float(np.finfo(np.float32).max)
+    env = {"__sem": Mo.Semantics(), "X": Mo.MV(N.float32, np.array([big, 2.0])),
+           "Z": Mo.MV(N.float32, np.array([-np.inf, 0.5]))}
+    X, Z = G.Tile("X", N.float32, (2,)), G.Tile("Z", N.float32, (2,))
+    with np.errstate(all="ignore"):
+        square = G.Binary("add", G.Pow(X, G.Lit(2)), Z).eval(env)
+        unfused = Mo.binary("add", G.Pow(X, G.Lit(2)).eval(env), env["Z"], N.float32,
+                            env["__sem"])
+    assert np.isnan(unfused.nom[0]) and not unfused.unk[0]  # nan, and only nan
+    assert square.unk[0]  # nan or -inf: either is right
+    assert square.lo[1] <= 4.5 <= square.hi[1] and not square.unk[1]
+    assert [len(G.Pow(X, G.Lit(n)).last_factors(env) or ()) for n in (1, 2, 3, 5)] == [0, 2, 2, 2]
+
+
 # -- the fuzzer finds what it should ----------------------------------------
 
 def _tiny_program(op):

@@ -171,14 +171,19 @@ class Binary(Node):
         fusing = ("add", "sub") if env["__sem"].backend == "cuda" else ("add",)
         if self.op in fusing and self.cdt.kind == FLOAT:
             for k, c in enumerate(self.children):
+                factors = None
                 if isinstance(c, Binary) and c.op == "mul" and c.cdt.kind == FLOAT:
-                    out = Mo.hull(out, self._fused(env, k, c, self.children[1 - k]))
+                    factors = [Mo.cast(f.eval(env), c.cdt) for f in c.children]
+                elif isinstance(c, Pow):  # `x ** n` is a chain of products
+                    factors = c.last_factors(env)
+                if factors:
+                    out = Mo.hull(out, self._fused(env, k, factors, self.children[1 - k]))
         return out
 
-    def _fused(self, env, k, mul, other):
+    def _fused(self, env, k, factors, other):
         """`x * y + z` contracted into one fma (docs/numerics.md: tile-fuse
         does so on both backends; NVPTX may contract any mul and add)."""
-        x, y = (Mo.cast(c.eval(env), mul.cdt) for c in mul.children)
+        x, y = factors
         z = other.eval(env)
         sign = 1.0 if self.op == "add" or k == 0 else -1.0
         zsign = -1.0 if self.op == "sub" and k == 0 else 1.0
@@ -247,6 +252,39 @@ class Pow(Node):
 
     def src(self):
         return f"({self.children[0].src()} ** {self.children[1].src()})"
+
+    def _small_exponent(self):
+        """n of `x ** n` the frontend multiplies out (|n| <= 64), or None."""
+        a, b = self.children
+        if not isinstance(b, Lit) or isinstance(b.value, bool):
+            return None
+        if type(b.value) is int:
+            return b.value if abs(b.value) <= 64 else None
+        if a.dt.kind == FLOAT and float(b.value).is_integer() and abs(b.value) <= 64:
+            return int(b.value)
+        return None
+
+    def last_factors(self, env):
+        """The factors of the last product of a float `x ** n` (n >= 2), as
+        the frontend squares (tile/arith.py `power`): what an add after it
+        contracts into an fma with; None for other powers."""
+        n = self._small_exponent()
+        if n is None or n < 2 or self.dt.kind != FLOAT:
+            return None
+        sem = env["__sem"]
+        base = Mo.cast(self.children[0].eval(env), self.dt)
+        result = factors = base_factors = None
+        while n:
+            if n & 1:
+                if result is None:
+                    result, factors = base, base_factors
+                else:
+                    result, factors = Mo.binary("mul", result, base, self.dt, sem), \
+                        [result, base]
+            n >>= 1
+            if n:
+                base, base_factors = Mo.binary("mul", base, base, self.dt, sem), [base, base]
+        return factors
 
     def eval(self, env):
         a, b = self.children
