@@ -121,6 +121,20 @@ def test_a_power_added_to_may_contract_into_an_fma():
     assert [len(G.Pow(X, G.Lit(n)).last_factors(env) or ()) for n in (1, 2, 3, 5)] == [0, 2, 2, 2]
 
 
+def test_a_factor_around_zero_times_inf_may_be_nan():
+    """A factor known only to lie around 0 (a sigmoid that underflowed, with
+    its slack) times inf is nan if it is 0 and ±inf if not (seed 20270106):
+    unknown, both in a product and in an fma."""
+    sem = Mo.Semantics()
+    tiny = Mo.MV(N.float16, np.array([6e-8, 1.0]), np.array([-1.2e-7, 1.0]),
+                 np.array([1.8e-7, 1.0]), np.array([False, False]))
+    inf = Mo.MV(N.float16, np.array([np.inf, np.inf]))
+    zero = Mo.MV(N.float16, np.array([0.0, 0.0]))
+    with np.errstate(all="ignore"):
+        assert Mo.fma(tiny, inf, zero, N.float16, sem).unk.tolist() == [True, False]
+        assert Mo.binary("mul", tiny, inf, N.float16, sem).unk.tolist() == [True, False]
+
+
 # -- the fuzzer finds what it should ----------------------------------------
 
 def _tiny_program(op):

@@ -336,6 +336,8 @@ def binary(op, a, b, dt, sem):
         return fdiv(a, b, dt, sem)
     out = fmap(_F_BINARY[op], [a, b], dt, None if op in ("max", "min") else
                sem.arith_slack(dt))
+    if op == "mul":
+        out.unk |= zero_times_inf(a, b)
     return zero_sign_open(out) if op in ("max", "min") else out
 
 
@@ -407,9 +409,26 @@ def exact_fma(x, y, z, sign=1.0, zsign=1.0):
         np.float64)
 
 
+def zero_times_inf(a, b):
+    """Where a * b may be 0 * inf (nan) or not: one factor's interval holds
+    0 without being 0, the other reaches an infinity. The corners of fmap
+    miss it (a function that underflows to 0, widened by its slack to both
+    sides of 0, times inf: -inf or inf at the corners, nan at 0; seed
+    20270106)."""
+    def open_zero(x):
+        return (x.lo <= 0) & (x.hi >= 0) & ~((x.lo == 0) & (x.hi == 0))
+
+    def reaches_inf(x):
+        return np.isinf(x.lo) | np.isinf(x.hi)
+    with np.errstate(all="ignore"):
+        return (open_zero(a) & reaches_inf(b)) | (open_zero(b) & reaches_inf(a))
+
+
 def fma(a, b, c, dt, sem):
     a, b, c = same_shape([cast(a, dt), cast(b, dt), cast(c, dt)])
-    return fmap(exact_fma, [a, b, c], dt, sem.fn_slack("fma", dt))
+    out = fmap(exact_fma, [a, b, c], dt, sem.fn_slack("fma", dt))
+    out.unk |= zero_times_inf(a, b)
+    return out
 
 
 def hull(a, b):
