@@ -282,8 +282,10 @@ def _float_divmod(op, A, B, dt, shape):
 def _exact_quotient(A, B, dt, shape):
     """A / B correctly rounded, as npy_divmod's quotient needs: the GPU's f32
     `/` is div.full (within 2 ulp), which moved huge quotients' floors by an
-    ulp. An f32 quotient is taken in f64 and rounded once more: a double
-    rounding that is exact for division (53 >= 2 * 24 + 2 bits)."""
+    ulp. An f32 quotient is written f32(f64(A) / f64(B)): a double rounding
+    that is exact for division (53 >= 2 * 24 + 2 bits). The CPU runs it as
+    written; the GPU lowering makes that form one div.rn.f32
+    (RoundedQuotientPattern), since LLVM would narrow it to div.full."""
     if dt.bits != 32:
         return _emit_binary("arith.divf", A, B, dt, shape)
     wide = _emit_binary("arith.divf", cast(A, D.float64), cast(B, D.float64), D.float64, shape)
