@@ -4,8 +4,9 @@ that Nsight Compute can profile them side by side:
     ncu -k regex:'layernorm|softmax|mm_k|matmul' --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
-Arguments pick the groups: norms, matmul, attention, backward (default:
-norms and matmul; attention is tile's forward beside SDPA's, backward the
+Arguments pick the groups: norms, matmul, cluster, attention, backward
+(default: norms and matmul; cluster is tile's matmul with and without
+clusters of two; attention is tile's forward beside SDPA's, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
 backward). Needs a GPU, torch and
 triton."""
@@ -57,6 +58,19 @@ def matmul():
     torch.cuda.synchronize()
 
 
+def cluster():
+    """f16 4096^3, bench's fixed config: tile's matmul as one block per
+    tile and in clusters of two (num_ctas=2: pairs share B by multicast)."""
+    S = 4096
+    a, b, c = (torch.randn(S, S, device="cuda", dtype=torch.float16) for _ in range(3))
+    cfg = K.MATMUL_CONFIG
+    grid = (tile.cdiv(S, cfg["BM"]) * tile.cdiv(S, cfg["BN"]),)
+    for _ in range(REPEAT):
+        K.matmul[grid](a, b, c, **cfg)
+        K.matmul_cluster[grid](a, b, c, **cfg)
+    torch.cuda.synchronize()
+
+
 def attention():
     """f16 B4 H32 L4096 D128, non-causal: tile's forward (bench's fixed
     config) and torch's scaled_dot_product_attention."""
@@ -103,5 +117,5 @@ def backward():
 if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
-        {"norms": norms, "matmul": matmul, "attention": attention,
+        {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
          "backward": backward}[g]()

@@ -202,24 +202,6 @@ struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
       Value bar = barrierAddress(rewriter, loc, adaptor.getBarriers(),
                                  adaptor.getIndex());
       for (int64_t p = 0; p < panels; ++p) {
-        std::optional<OpBuilder::InsertionGuard> guard;
-        if (shared) {
-          // Panel p is this CTA's unless shared with another that owns it.
-          int64_t owner = p % *op.getClusterSize();
-          Value mine = arith::CmpIOp::create(
-              rewriter, loc, arith::CmpIPredicate::eq, adaptor.getClusterRank(),
-              constI32(rewriter, loc, owner));
-          Value issue = arith::OrIOp::create(
-              rewriter, loc,
-              arith::XOrIOp::create(
-                  rewriter, loc, shared,
-                  arith::ConstantIntOp::create(rewriter, loc, 1, 1)),
-              mine);
-          auto ifIssue = scf::IfOp::create(rewriter, loc, issue,
-                                           /*withElseRegion=*/false);
-          guard.emplace(rewriter);
-          rewriter.setInsertionPoint(ifIssue.thenBlock()->getTerminator());
-        }
         // Panel p: the box `p * width` elements further along the inner
         // dimension, `p * panelBytes` into the block.
         Value panel = adaptor.getDst();
@@ -233,12 +215,35 @@ struct TmaLoadPattern : OpConversionPattern<tilegpu::TmaLoadOp> {
         }
         Value dst = LLVM::AddrSpaceCastOp::create(
             rewriter, loc, sharedClusterPointer(rewriter.getContext()), panel);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            rewriter, loc, dst, *map, coords, bar,
-            /*im2colOffsets=*/ValueRange(),
-            /*multicastMask=*/adaptor.getCtaMask(),
-            /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
-            /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+        auto copy = [&](Value multicastMask) {
+          NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+              rewriter, loc, dst, *map, coords, bar,
+              /*im2colOffsets=*/ValueRange(), multicastMask,
+              /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+              /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+        };
+        if (!shared) {
+          copy(Value());
+          continue;
+        }
+        // A shared panel is issued by its owner, multicast; a copy this
+        // CTA alone reads is the plain one (the .multicast::cluster form
+        // with a mask of one CTA is what CUTLASS avoids too: it picks
+        // SM90_TMA_LOAD for an operand its cluster does not share).
+        int64_t owner = p % *op.getClusterSize();
+        Value mine = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq, adaptor.getClusterRank(),
+            constI32(rewriter, loc, owner));
+        auto ifShared = scf::IfOp::create(rewriter, loc, shared,
+                                          /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPoint(ifShared.elseBlock()->getTerminator());
+        copy(Value());
+        rewriter.setInsertionPoint(ifShared.thenBlock()->getTerminator());
+        auto ifMine = scf::IfOp::create(rewriter, loc, mine,
+                                        /*withElseRegion=*/false);
+        rewriter.setInsertionPoint(ifMine.thenBlock()->getTerminator());
+        copy(adaptor.getCtaMask());
       }
     });
     rewriter.eraseOp(op);

@@ -65,6 +65,9 @@ def test_clustered_matmul_ptx(tmp_path, bm, bn, threads):
         assert piece in ptx, piece
     assert f".maxntid {threads}, 1, 1" in ptx
     assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
+    # A copy the pair does not share (A's; B's where the pair's blocks
+    # differ) is the plain copy, not a multicast to this CTA alone.
+    assert re.search(r"global\.tile\.mbarrier::complete_tx::bytes \[", ptx)
     # Not a compile-time cluster: launches that cannot form one still run.
     assert ".reqnctapercluster" not in ptx and ".explicitcluster" not in ptx
     assert NO_SPILLS in _ptxas_info(tmp_path, ptx, f"cluster_{bm}x{bn}")
