@@ -41,7 +41,7 @@ attention = K.attention.replace_hints(num_ctas=2)
 MATMUL_SIG = "f16[1024,1024], f16[1024,1024], f16[1024,1024]"
 CLUSTER_PTX = ("mbarrier::complete_tx::bytes.multicast::cluster", "barrier.cluster.arrive", "barrier.cluster.wait",
                "%cluster_nctarank", "mapa.shared::cluster",
-               "mbarrier.arrive.release.cluster.shared::cluster.b64")
+               "mbarrier.arrive.shared::cluster.b64")
 
 
 def _pairs_ptx(tmp_path, kernel, args, consts, emit="ptx"):
@@ -65,6 +65,9 @@ def test_clustered_matmul_ptx(tmp_path, bm, bn, threads):
         assert piece in ptx, piece
     assert f".maxntid {threads}, 1, 1" in ptx
     assert re.search(r"setmaxnreg.dec.sync.aligned.u32\s+40;", ptx)
+    # The remote release is .release.cta (CUTLASS's): .release.cluster
+    # made ptxas fence the whole GPU (MEMBAR.ALL.GPU) before every arrive.
+    assert "arrive.release.cluster" not in ptx
     # A copy the pair does not share (A's; B's where the pair's blocks
     # differ) is the plain copy, not a multicast to this CTA alone.
     assert re.search(r"global\.tile\.mbarrier::complete_tx::bytes \[", ptx)
