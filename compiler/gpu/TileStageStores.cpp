@@ -59,7 +59,11 @@ namespace {
 /// sum is no more than the kernel's end. 0 when one is live.
 int64_t roomAt(func::FuncOp func, const SharedLiveness &liveness, int64_t at) {
   SmallVector<std::tuple<int64_t, int64_t, int64_t>> ranges;
+  // Only mbarriers may still be live at the store (a cluster's, kept until
+  // its CTAs part): allocated before the ring, they take its first bytes,
+  // and the buffer goes past them at the alignment of a swizzled block.
   bool liveAtStore = false;
+  int64_t barrierBytes = 0;
   func.walk([&](Operation *op) {
     int64_t bytes = SharedLiveness::getBufferBytes(op);
     if (!bytes)
@@ -67,7 +71,12 @@ int64_t roomAt(func::FuncOp func, const SharedLiveness &liveness, int64_t at) {
     auto [first, last] = liveness.getLiveRange(op);
     if (first >= at)
       return;
-    liveAtStore |= last >= at;
+    if (last >= at) {
+      if (isa<tilegpu::AllocMBarriersOp>(op))
+        barrierBytes += bytes;
+      else
+        liveAtStore = true;
+    }
     ranges.push_back({first, last, bytes});
   });
   if (liveAtStore)
@@ -80,7 +89,9 @@ int64_t roomAt(func::FuncOp func, const SharedLiveness &liveness, int64_t at) {
         together += bytes;
     room = std::max(room, together);
   }
-  return room;
+  if (barrierBytes) // 1024: a swizzled buffer's alignment (TileGpuTypes.td)
+    room -= llvm::alignTo(barrierBytes, 1024);
+  return std::max<int64_t>(room, 0);
 }
 
 /// The 2-d mma-layout tile a store's value `v` is: `v` itself, or (a batch

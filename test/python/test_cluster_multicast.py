@@ -71,6 +71,10 @@ def test_clustered_matmul_ptx(tmp_path, bm, bn, threads):
     # A copy the pair does not share (A's; B's where the pair's blocks
     # differ) is the plain copy, not a multicast to this CTA alone.
     assert re.search(r"global\.tile\.mbarrier::complete_tx::bytes \[", ptx)
+    # The epilogue stores by TMA, through the dead ring's bytes past the
+    # cluster's barriers (kept until the CTAs part): no 4-byte stores.
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+    assert "st.global" not in ptx
     # Not a compile-time cluster: launches that cannot form one still run.
     assert ".reqnctapercluster" not in ptx and ".explicitcluster" not in ptx
     assert NO_SPILLS in _ptxas_info(tmp_path, ptx, f"cluster_{bm}x{bn}")
