@@ -10,8 +10,13 @@
 // the end a cluster barrier, then the empty barriers' invalidation. The
 // empty barriers, which now outlive the ring, are allocated before it.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention --tile-cluster-multicast | FileCheck %s
-// Lowered: multicast copies, mapa and a cluster-scoped remote arrive.
+// Lowered: a copy shared at run time is multicast by its owner, one this
+// CTA alone reads is the plain copy; mapa and a remote arrive with the
+// default .release.cta (.release.cluster fenced the GPU before each).
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention --tile-cluster-multicast --tile-allocate-shared --convert-tile-to-gpu | FileCheck %s --check-prefix=GPU
+// The store after the loop is staged in the dead ring's bytes past the
+// empty barriers, which stay live until the CTAs part.
+// RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention --tile-cluster-multicast --tile-stage-stores --tile-allocate-shared | FileCheck %s --check-prefix=STAGED
 
 // CHECK-LABEL: func.func @clustered(
 // CHECK-SAME: tilegpu.cluster_size = 2 : i64
@@ -59,8 +64,16 @@
 // GPU: nvvm.read.ptx.sreg.cluster.nctarank
 // GPU: nvvm.cluster.arrive
 // GPU: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask =
+// GPU-NEXT: }
+// GPU-NEXT: } else {
+// GPU-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // GPU: nvvm.mapa {{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// GPU-NEXT: nvvm.mbarrier.arrive {{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// GPU-NEXT: nvvm.mbarrier.arrive {{.*}} : !llvm.ptr<7>
+// STAGED-LABEL: func.func @clustered(
+// STAGED-SAME: tilegpu.shared_bytes = 197632 : i64
+// STAGED: %[[EMPTY:.*]] = tilegpu.alloc_mbarriers {offset = 0 : i64} : !tilegpu.mbarriers<4>
+// STAGED: tilegpu.alloc_shared {offset = 32 : i64} : !tilegpu.shared<128x256xf16, slots = 1, row_stride = 264>
+// STAGED-NEXT: tilegpu.stage_layout
 func.func @clustered(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
                      %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok},
                      %C: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>,
