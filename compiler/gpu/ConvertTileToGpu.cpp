@@ -181,8 +181,23 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     }
     arg.replaceAllUsesWith(entry.getArgument(next++));
   }
-  if (!tensorMaps.empty())
+  if (!tensorMaps.empty()) {
     gpuFunc->setAttr(kGridConstantArgsAttr, b.getDenseI32ArrayAttr(tensorMaps));
+    // Thread 0 fetches the descriptors first thing (prefetch.tensormap, as
+    // CUTLASS's kernels do), so the first TMA copy, issued after the
+    // barriers' set-up, does not wait for them.
+    Location loc = gpuFunc.getLoc();
+    auto first = scf::IfOp::create(b, loc, isIssuingThread(b, loc),
+                                   /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(first.thenBlock()->getTerminator());
+    for (int32_t arg : tensorMaps)
+      NVVM::PrefetchOp::create(b, loc, /*cacheLevel=*/nullptr,
+                               /*evictPriority=*/nullptr,
+                               entry.getArgument(arg), /*predicate=*/Value(),
+                               /*tensormap=*/true, /*uniform=*/false,
+                               /*in_param_space=*/true);
+  }
   if (!func.getBody().hasOneBlock())
     return func.emitError("kernels must have a single block");
   // Splice the body after the casts, then swap the return.
