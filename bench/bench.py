@@ -29,6 +29,9 @@ rows = []
 # TILE_SPLIT_MASKS=0 (its rows: tile-fixed-nosplit).
 ATTENTION_NOSPLIT = K.attention.replace_hints()
 ATTENTION_PINGPONG = K.attention.replace_hints()
+# The fixed matmul compiled under TILE_PREFETCH_TMAPS=1 (its rows:
+# tile-fixed-prefetch, beside tile-fixed).
+MATMUL_PREFETCH = K.matmul.replace_hints()
 
 
 REPEATS = 3  # main() sets it from --repeats
@@ -253,6 +256,8 @@ def run_matmul(shapes, clusters=False):
                  K.matmul_tuned, poison),
             ]) + [
                 ("tile-fixed", lambda: K.matmul[(tiles,)](A, Bm, C, **cfg), relerr, None, poison),
+                ("tile-fixed-prefetch", with_env("TILE_PREFETCH_TMAPS", "1", lambda: MATMUL_PREFETCH[
+                    (tiles,)](A, Bm, C, **cfg)), relerr, None, poison),
                 # The same tiles from one block per SM looping over them (a while loop).
                 ("tile-persistent", lambda: K.matmul_persistent[(min(sms, tiles),)](A, Bm, C, **cfg),
                  relerr, None, poison),

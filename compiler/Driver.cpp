@@ -312,10 +312,10 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
          (opts.pingPong ? ";ping_pong=1" : "") +
-         (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
-         splitMasks +
+         (opts.overlapMmaChain ? "" : ";mma_overlap=0") + splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +
          (opts.tmaStores ? "" : ";tma_stores=0") +
+         (opts.prefetchTensorMaps ? ";prefetch_tmaps=1" : "") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +
          (opts.stagedOperands ? ";staged_mma=1" : "");
 }

@@ -52,6 +52,8 @@ struct CompileOptions {
                                // shared memory; TILE_STAGE_STORES=0: false
   bool tmaStores = true;       // warpgroup mma results stored by TMA bulk
                                // copies; TILE_TMA_STORES=0: false
+  bool prefetchTensorMaps = false; // thread 0 prefetches the TMA
+                                   // descriptors; TILE_PREFETCH_TMAPS=1
   bool bulkReduce = false;     // atomic adds of mma results by TMA bulk
                                // reductions; TILE_BULK_REDUCE=1: true
   bool stagedOperands = false; // wgmma for mmas whose operand a loop

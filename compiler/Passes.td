@@ -407,6 +407,11 @@ def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     tile-allocate-shared gave them; the conversion's own scratch starts
     above them.
   }];
+  let options = [
+    Option<"prefetchTensorMaps", "prefetch-tensor-maps", "bool", "false",
+           "thread 0 prefetches the kernel's TMA descriptors first "
+           "(prefetch.param.tensormap, as CUTLASS does); not yet measured">,
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",

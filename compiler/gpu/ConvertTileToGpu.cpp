@@ -108,8 +108,9 @@ void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
 
 /// Moves `func` into a gpu.func in `gpuModule`; arrays are rebuilt from
 /// their parts by an unrealized cast that the memory patterns look through.
+/// With `prefetchTensorMaps`, thread 0 prefetches the tensor maps first.
 LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
-                            int numWarps) {
+                            int numWarps, bool prefetchTensorMaps) {
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(gpuModule.getBody());
@@ -181,11 +182,12 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     }
     arg.replaceAllUsesWith(entry.getArgument(next++));
   }
-  if (!tensorMaps.empty()) {
+  if (!tensorMaps.empty())
     gpuFunc->setAttr(kGridConstantArgsAttr, b.getDenseI32ArrayAttr(tensorMaps));
+  if (!tensorMaps.empty() && prefetchTensorMaps) {
     // Thread 0 fetches the descriptors first thing (prefetch.tensormap, as
     // CUTLASS's kernels do), so the first TMA copy, issued after the
-    // barriers' set-up, does not wait for them.
+    // barriers' set-up, need not wait for them.
     Location loc = gpuFunc.getLoc();
     auto first = scf::IfOp::create(b, loc, isIssuingThread(b, loc),
                                    /*withElseRegion=*/false);
@@ -253,7 +255,8 @@ struct ConvertTileToGpuPass
         /*isConstant=*/false, LLVM::Linkage::External, kSharedSymbol,
         Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
     for (func::FuncOp func : kernels)
-      if (failed(moveToGpuFunc(func, gpuModule, state.numWarps)))
+      if (failed(moveToGpuFunc(func, gpuModule, state.numWarps,
+                               prefetchTensorMaps)))
         return signalPassFailure();
 
     TileGpuTypeConverter converter(ctx);

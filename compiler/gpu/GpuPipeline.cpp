@@ -264,7 +264,9 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   bin.disjoint = getDisjointArrays(module);
 
   PassManager gpuPm(ctx);
-  gpuPm.addPass(createConvertTileToGpu());
+  ConvertTileToGpuOptions lowering;
+  lowering.prefetchTensorMaps = opts.prefetchTensorMaps;
+  gpuPm.addPass(createConvertTileToGpu(lowering));
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());
   if (failed(runStage(module, gpuPm, "gpu", opts, bin.stages, failure)))

@@ -82,6 +82,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.stageStores = options["stage_stores"].cast<bool>();
   if (options.contains("tma_stores"))
     opts.tmaStores = options["tma_stores"].cast<bool>();
+  if (options.contains("prefetch_tmaps"))
+    opts.prefetchTensorMaps = options["prefetch_tmaps"].cast<bool>();
   if (options.contains("warp_specialize")) {
     auto name = options["warp_specialize"].cast<std::string>();
     std::optional<mlir::tile::WarpSpecialization> mode =

@@ -208,7 +208,10 @@ def codegen_switches():
     memory, tile-stage-stores), TILE_TMA_STORES=0 (warpgroup mma results
     leave through the threads' 16-byte stores instead of TMA bulk copies
     from a swizzled buffer, tile-stage-stores' tma-stores: on by default,
-    the H100 ran the persistent matmul 2-5% faster with them), TILE_BULK_REDUCE=1 (an atomic add of an mma
+    the H100 ran the persistent matmul 2-5% faster with them),
+    TILE_PREFETCH_TMAPS=1 (thread 0 prefetches the kernel's TMA
+    descriptors first, prefetch.param.tensormap: off until measured),
+    TILE_BULK_REDUCE=1 (an atomic add of an mma
     result into a block of an array, as the fused attention backward's dQ,
     by TMA bulk reductions: tile-bulk-reduce; off, it needs the staged
     path), TILE_STAGED_MMA=1 (wgmma for an mma whose operand the loop
@@ -228,6 +231,7 @@ def codegen_switches():
             os.environ.get("TILE_WARP_SPECIALIZE", "").strip(), "all"),
         "stage_stores": os.environ.get("TILE_STAGE_STORES", "1") != "0",
         "tma_stores": os.environ.get("TILE_TMA_STORES", "1").strip() != "0",
+        "prefetch_tmaps": os.environ.get("TILE_PREFETCH_TMAPS", "") not in ("", "0"),
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",

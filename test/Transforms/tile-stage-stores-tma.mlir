@@ -10,6 +10,16 @@
 // write, fence for the async proxy, then four bulk tensor stores and a
 // commit; the end waits for them.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-stage-stores=tma-stores=true --tile-allocate-shared --convert-tile-to-gpu | FileCheck %s --check-prefix=GPU
+// convert-tile-to-gpu's prefetch-tensor-maps (off by default): thread 0
+// prefetches each tensor-map parameter first, from the parameter space.
+// RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-stage-stores=tma-stores=true --tile-allocate-shared --convert-tile-to-gpu=prefetch-tensor-maps=true | FileCheck %s --check-prefix=PREFETCH
+
+// PREFETCH-LABEL: gpu.func @matmul(
+// PREFETCH-SAME: %[[A:[^:]*]]: !llvm.ptr, %[[B:[^:]*]]: !llvm.ptr, %[[C:[^:]*]]: !llvm.ptr)
+// PREFETCH: scf.if
+// PREFETCH-NEXT: nvvm.prefetch tensormap in_param_space, %[[A]] : !llvm.ptr
+// PREFETCH-NEXT: nvvm.prefetch tensormap in_param_space, %[[B]] : !llvm.ptr
+// PREFETCH-NEXT: nvvm.prefetch tensormap in_param_space, %[[C]] : !llvm.ptr
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[C:[^:]*]]: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> {tile.tma_ok}

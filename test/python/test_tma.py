@@ -106,6 +106,21 @@ def test_tma_ptx_of_the_bench_matmul(tmp_path):
 
 
 @needs_sm90
+def test_tensor_map_prefetch_is_an_option(tmp_path):
+    """TILE_PREFETCH_TMAPS=1: thread 0 prefetches each of the kernel's
+    three tensor maps from the parameter space before anything else (one
+    prefetch.param.tensormap each, not a generic duplicate); off by default
+    (no device run has measured it yet)."""
+    sig = "f16[4096,4096], f16[4096,4096], f16[4096,4096]"
+    assert "prefetch" not in _ptx(tmp_path, sig)
+    ptx = _ptx(tmp_path, sig, TILE_PREFETCH_TMAPS="1")
+    assert ptx.count("prefetch.param.tensormap") == 3
+    assert "prefetch.tensormap" not in ptx
+    first_prefetch = ptx.index("prefetch.param.tensormap")
+    assert first_prefetch < ptx.index("mbarrier.init")
+
+
+@needs_sm90
 def test_matmul_result_leaves_in_16_byte_stores(tmp_path):
     """tile-stage-stores: the 128x256 f16 result goes through the dead
     ring's bytes (no more shared memory: the same 192 KB ring plus its
