@@ -121,6 +121,19 @@ def test_a_power_added_to_may_contract_into_an_fma():
     assert [len(G.Pow(X, G.Lit(n)).last_factors(env) or ()) for n in (1, 2, 3, 5)] == [0, 2, 2, 2]
 
 
+def test_a_large_int_exponent_takes_the_float_dtype():
+    """float32 ** 2147483647 raises to float32(2147483647) = 2^31, an even
+    power, as NumPy 2 does: -3.4 ** 2147483647 is +inf (seed 20270150),
+    while a small exponent (multiplied out) keeps its parity."""
+    env = {"__sem": Mo.Semantics(), "X": Mo.MV(N.float32, np.array([-3.4088688, -2.0]))}
+    X = G.Tile("X", N.float32, (2,))
+    with np.errstate(all="ignore"):
+        big = G.Pow(X, G.Lit(2147483647)).eval(env)
+        small = G.Pow(X, G.Lit(3)).eval(env)
+    assert big.nom.tolist() == [np.inf, np.inf] and not big.unk.any()
+    assert small.nom[1] == -8.0
+
+
 def test_a_factor_around_zero_times_inf_may_be_nan():
     """A factor known only to lie around 0 (a sigmoid that underflowed, with
     its slack) times inf is nan if it is 0 and ±inf if not (seed 20270106):

@@ -288,10 +288,17 @@ class Pow(Node):
 
     def eval(self, env):
         a, b = self.children
-        exp = b.value if isinstance(b, Lit) and type(b.value) is int else b.eval(env)
-        if isinstance(b, Lit) and isinstance(b.value, float) and b.value.is_integer() \
-                and abs(b.value) <= 64 and a.dt.kind == FLOAT:
-            exp = int(b.value)
+        # An int exponent the frontend does not multiply out (a float base
+        # and |n| > 64) becomes the tile's dtype first, as in NumPy 2:
+        # float32 ** 2147483647 raises to 2147483648.0, an even power
+        # (seed 20270150).
+        n = self._small_exponent()
+        if n is not None and self.dt.kind == FLOAT:
+            exp = n
+        elif isinstance(b, Lit) and type(b.value) is int and self.dt.kind != FLOAT:
+            exp = b.value
+        else:
+            exp = b.eval(env)
         return Mo.power(a.eval(env), exp, self.dt, env["__sem"])
 
 
