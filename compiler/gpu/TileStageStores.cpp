@@ -56,12 +56,14 @@ namespace {
 /// kernel's shared memory. When no buffer allocated before `at` is still
 /// live there, first fit puts the new one at offset 0; the buffers live
 /// together at any one step before `at` are disjoint, so the largest such
-/// sum is no more than the kernel's end. 0 when one is live.
+/// sum is no more than the kernel's end. 0 when one is live, but for
+/// mbarriers: they sit below the ring, and the room shrinks by them.
 int64_t roomAt(func::FuncOp func, const SharedLiveness &liveness, int64_t at) {
   SmallVector<std::tuple<int64_t, int64_t, int64_t>> ranges;
   // Only mbarriers may still be live at the store (a cluster's, kept until
-  // its CTAs part): allocated before the ring, they take its first bytes,
-  // and the buffer goes past them at the alignment of a swizzled block.
+  // its CTAs part): allocated before the ring (tile-cluster-multicast),
+  // they take its first bytes, and the buffer goes past them at the
+  // alignment of a swizzled block.
   bool liveAtStore = false;
   int64_t barrierBytes = 0;
   func.walk([&](Operation *op) {
