@@ -4,9 +4,10 @@ that Nsight Compute can profile them side by side:
     ncu -k regex:'layernorm|softmax|mm_k|matmul' --launch-skip 2 --launch-count 1 \
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
-Arguments pick the groups: norms, matmul, cluster, attention, backward
-(default: norms and matmul; cluster is tile's matmul with and without
-clusters of two; attention is tile's forward beside SDPA's, backward the
+Arguments pick the groups: norms, matmul, cluster, attention, attention-d64,
+backward (default: norms and matmul; cluster is tile's matmul with and
+without clusters of two; attention is tile's forward beside SDPA's at head
+dim 128, attention-d64 the same at 64, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
 backward). Needs a GPU, torch and
 triton."""
@@ -71,10 +72,10 @@ def cluster():
     torch.cuda.synchronize()
 
 
-def attention():
-    """f16 B4 H32 L4096 D128, non-causal: tile's forward (bench's fixed
-    config) and torch's scaled_dot_product_attention."""
-    Bz, H, L, D = 4, 32, 4096, 128
+def attention(D=128):
+    """f16 B4 H32 L4096 head dim D, non-causal: tile's forward (bench's
+    fixed config) and torch's scaled_dot_product_attention."""
+    Bz, H, L = 4, 32, 4096
     q, k, v = (torch.randn(Bz, H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)
     BM, BN = K.ATTENTION_CONFIG["BM"], K.ATTENTION_CONFIG["BN"]
@@ -118,4 +119,4 @@ if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
         {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
-         "backward": backward}[g]()
+         "attention-d64": lambda: attention(64), "backward": backward}[g]()
