@@ -5,7 +5,8 @@
 // its address. Who executes what (every thread of the block runs each op;
 // in a warp-specialized region, "thread 0" is the region's first thread):
 // - mbarrier_init: thread 0 initializes, then fence.mbarrier_init and a
-//   block barrier, so every thread (and the TMA unit) sees it initialized;
+//   block barrier, so every thread (and the TMA unit) sees it initialized
+//   (once after a run of inits);
 // - mbarrier_arrive_expect_tx, tma_load: thread 0 alone (one arrival, one
 //   copy per box: a block of several swizzled panels is one box each; a
 //   copy shared by a cluster's CTAs issues this CTA's panels, multicast);
@@ -72,21 +73,37 @@ FailureOr<Value> tensorMapAddress(Operation *op, Value map) {
   return cast.getOperand(0);
 }
 
+/// Whether the next op of `op`'s block with side effects is another
+/// mbarrier_init: a run of inits (a ring's full and empty barriers) then
+/// needs one fence and one block barrier, after its last init.
+static bool anotherInitFollows(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (isa<tilegpu::MBarrierInitOp>(next))
+      return true;
+    if (!isMemoryEffectFree(next))
+      return false;
+  }
+  return false;
+}
+
 struct MBarrierInitPattern : OpConversionPattern<tilegpu::MBarrierInitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(tilegpu::MBarrierInitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    bool lastOfRun = !anotherInitFollows(op);
     onThreadZero(rewriter, loc, [&] {
       NVVM::MBarrierInitOp::create(rewriter, loc,
                                    barrierAddress(rewriter, loc,
                                                   adaptor.getBarriers(),
                                                   adaptor.getIndex()),
                                    adaptor.getCount(), /*predicate=*/Value());
-      NVVM::FenceMbarrierInitOp::create(rewriter, loc);
+      if (lastOfRun)
+        NVVM::FenceMbarrierInitOp::create(rewriter, loc);
     });
-    barrier(rewriter, loc);
+    if (lastOfRun)
+      barrier(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

@@ -5,7 +5,8 @@
 // RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 
 // mbarriers and TMA (TileToGpuTma.cpp): barrier i is 8 * i bytes into the
-// mbarriers; thread 0 initializes (then a fence and a block barrier),
+// mbarriers; thread 0 initializes (then, once after its last init, a
+// fence and a block barrier),
 // expects the bytes and issues the copies; every thread waits (a loop of
 // try_wait.parity) and arrives. The tensor map is a 128-byte grid-constant
 // parameter used through its generic address (cvta.param). The store fences
@@ -21,18 +22,20 @@
 // CHECK-DAG: %[[THREADS:.*]] = arith.constant 128 : i32
 // CHECK-DAG: %[[BYTES:.*]] = arith.constant 16384 : i32
 
-// init: thread 0, then fence.mbarrier_init and a barrier.
+// init: thread 0; after a run of inits (constants between them do not
+// break it) one fence.mbarrier_init and one barrier.
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : i32
 // CHECK: scf.if %[[FIRST]] {
 // CHECK:   %[[FULL:.*]] = llvm.getelementptr %[[BARS]][%[[C1]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
 // CHECK:   nvvm.mbarrier.init %[[FULL]], %[[C1]] : !llvm.ptr<3>, i32
-// CHECK:   nvvm.fence.mbarrier.init
-// CHECK: }
-// CHECK: gpu.barrier
+// CHECK-NOT: nvvm.fence.mbarrier.init
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.if
 // CHECK:   %[[EMPTY:.*]] = llvm.getelementptr %[[BARS]][%[[C2]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
 // CHECK:   nvvm.mbarrier.init %[[EMPTY]], %[[THREADS]] : !llvm.ptr<3>, i32
+// CHECK:   nvvm.fence.mbarrier.init
+// CHECK: }
 // CHECK: gpu.barrier
 
 // The slot: 16 KB per slot into the ring.
@@ -73,9 +76,10 @@
 // PTX: mov.b64 %[[PARAM:rd[0-9]+]], tma_param_0;
 // PTX: cvta.param.u64 %[[DESC:rd[0-9]+]], %[[PARAM]];
 // PTX: mbarrier.init.shared.b64 [tile_shared+65544], %{{r[0-9]+}};
+// PTX-NOT: bar.sync
+// PTX: mbarrier.init.shared.b64 [tile_shared+65552], %{{r[0-9]+}};
 // PTX: fence.mbarrier_init.release.cluster;
 // PTX: bar.sync 0;
-// PTX: mbarrier.init.shared.b64 [tile_shared+65552], %{{r[0-9]+}};
 // PTX: mbarrier.arrive.expect_tx.shared.b64 %{{rd[0-9]+}}, [tile_shared+65544], %{{r[0-9]+}};
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%{{r[0-9]+}}], [%[[DESC]], {%[[J:r[0-9]+]], %[[I:r[0-9]+]]}], [tile_shared+65544];
 // PTX: mbarrier.try_wait.parity.shared.b64 P1, [%{{r[0-9]+}}], 0, 10000000;
@@ -103,6 +107,7 @@ module attributes {tile.num_warps = 4 : i32} {
     %threads = arith.constant 128 : i32
     %bytes = arith.constant 16384 : i32
     tilegpu.mbarrier_init %bars[%c1], %c1 : !tilegpu.mbarriers<4>
+    %unused = arith.constant 7 : i32
     tilegpu.mbarrier_init %bars[%c2], %threads : !tilegpu.mbarriers<4>
     %slot = tilegpu.slot %ring[%s] : !tilegpu.shared<128x64xf16, slots = 4, swizzle = 128> -> !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
     tilegpu.mbarrier_arrive_expect_tx %bars[%c1], %bytes : !tilegpu.mbarriers<4>
