@@ -311,6 +311,10 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";sched=" + (opts.nvptxRegisterScheduling ? "regpressure" : "source") +
          ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
+         (opts.producerRegisters == 40 && opts.consumerRegisters == 232
+              ? ""
+              : ";ws_registers=" + std::to_string(opts.producerRegisters) +
+                    "," + std::to_string(opts.consumerRegisters)) +
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") + splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +

@@ -41,6 +41,10 @@ struct CompileOptions {
   // A producer warpgroup for TMA rings: attention's and persistent
   // loops' by default, TILE_WARP_SPECIALIZE=1 every ring, =0 none.
   WarpSpecialization warpSpecialize = WarpSpecialization::Attention;
+  // setmaxnreg's split of a warp-specialized kernel's registers per thread:
+  // the producer keeps, the consumers ask for; TILE_WS_REGISTERS=P,C.
+  int producerRegisters = 40;
+  int consumerRegisters = 232;
   bool pingPong = false;       // the consumer warpgroups take turns at an
                                // attention ring's wgmmas; TILE_PING_PONG=1
   bool overlapMmaChain = true; // attention's softmax beside the previous

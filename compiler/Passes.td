@@ -271,7 +271,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     barrier gone, a slot released once the mmas and row reads of its
     iteration are done)
     and the rest of the kernel. Each side moves registers with setmaxnreg
-    (`nvvm.setmaxregister`): the producer keeps 40, the consumers get 232.
+    (`nvvm.setmaxregister`): the producer keeps `producer-registers` (40),
+    the consumers get `consumer-registers` (232; convert-tile-to-gpu lowers
+    it where the block's 64K registers cannot cover both).
     A ring whose wgmmas are each waited for (attention: B from the ring, A
     in registers) with two consumer warpgroups also gets the ping-pong
     schedule (`ping-pong`): each warpgroup issues its wgmmas in turn
@@ -309,6 +311,14 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
            "or scf.for at the kernel's top level), or an attention ring's "
            "in a persistent scf.for, gets a producer too, whatever `rings` "
            "says">,
+    Option<"producerRegisters", "producer-registers", "int32_t",
+           /*default=*/"40",
+           "Registers per thread the producer warpgroup keeps (setmaxnreg."
+           "dec; a multiple of 8, 24 to 256)">,
+    Option<"consumerRegisters", "consumer-registers", "int32_t",
+           /*default=*/"232",
+           "Registers per thread the consumer warpgroups ask for (setmaxnreg."
+           "inc; a multiple of 8, 24 to 256)">,
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::gpu::GPUDialect",

@@ -231,6 +231,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     // Ping-pong turns per rotated iteration where the loop is rotated, per
     // wgmma where it is not.
     specialization.pingPong = opts.pingPong && !opts.overlapMmaChain;
+    specialization.producerRegisters = opts.producerRegisters;
+    specialization.consumerRegisters = opts.consumerRegisters;
     pipePm.addPass(createTileWarpSpecialize(specialization));
     pipePm.addPass(createTileClusterMulticast());
     if (opts.overlapMmaChain) {

@@ -73,10 +73,12 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Registers per thread after setmaxnreg: the producer's few, and what the
-/// consumers may take of the 64K (2 x 128 x 232 + 128 x 40 = 64512).
-constexpr int32_t kProducerRegisters = 40;
-constexpr int32_t kConsumerRegisters = 232;
+/// Registers per thread after setmaxnreg (the pass's options): the
+/// producer's few, and what the consumers may take of the 64K (by default
+/// 2 x 128 x 232 + 128 x 40 = 64512).
+struct RegisterSplit {
+  int32_t producer, consumer;
+};
 /// One warpgroup issues the copies (setmaxnreg works per warpgroup).
 constexpr int64_t kProducerWarps = 4;
 
@@ -233,8 +235,8 @@ Value iterationsBefore(OpBuilder &b, scf::ForOp loop) {
 }
 
 void buildProducer(OpBuilder &b, Location loc, TmaRing &ring, Value empty,
-                   int64_t slots) {
-  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                   int64_t slots, RegisterSplit registers) {
+  NVVM::SetMaxRegisterOp::create(b, loc, registers.producer,
                                  NVVM::SetMaxRegisterAction::decrease);
   emitProducerLoop(b, loc, ring, empty, slots, ring.trips, Value(),
                    IRMapping());
@@ -493,8 +495,9 @@ void appendCounter(OpBuilder &b, PersistentLoop &p) {
 /// The producer of a persistent loop: the same walk over the tiles, each
 /// tile's copies counted from the iterations of the tiles before.
 void buildPersistentProducer(OpBuilder &b, Location loc, TmaRing &ring,
-                             PersistentLoop &p, Value empty, int64_t slots) {
-  NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                             PersistentLoop &p, Value empty, int64_t slots,
+                             RegisterSplit registers) {
+  NVVM::SetMaxRegisterOp::create(b, loc, registers.producer,
                                  NVVM::SetMaxRegisterAction::decrease);
   Operation *outer = p.loop;
   SmallVector<Value> inits(isa<scf::ForOp>(outer)
@@ -597,7 +600,7 @@ void countConsumerSlots(OpBuilder &b, TmaRing &ring, PersistentLoop &p,
 
 LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
                          bool onlyAttention, bool withPingPong,
-                         bool withPersistent) {
+                         bool withPersistent, RegisterSplit registers) {
   SmallVector<TmaRing> rings;
   std::optional<PersistentLoop> persistent;
   bool otherRing = false;
@@ -660,13 +663,13 @@ LogicalResult specialize(func::FuncOp func, int64_t consumerWarps,
       tilegpu::WarpSpecializedAttr::get(ctx, consumerWarps, kProducerWarps));
   b.setInsertionPoint(split.thenBlock()->getTerminator());
   if (persistent)
-    buildPersistentProducer(b, loc, ring, *persistent, empty, slots);
+    buildPersistentProducer(b, loc, ring, *persistent, empty, slots, registers);
   else
-    buildProducer(b, loc, ring, empty, slots);
+    buildProducer(b, loc, ring, empty, slots, registers);
 
   Block *consumer = split.elseBlock();
   b.setInsertionPoint(consumer->getTerminator());
-  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+  NVVM::SetMaxRegisterOp::create(b, loc, registers.consumer,
                                  NVVM::SetMaxRegisterAction::increase);
   Block *entry = split->getBlock();
   Operation *returnOp = entry->getTerminator();
@@ -711,13 +714,22 @@ struct TileWarpSpecializePass
                          << rings << "'";
       return signalPassFailure();
     }
+    for (int32_t count :
+         {int32_t(producerRegisters), int32_t(consumerRegisters)})
+      if (count < 24 || count > 256 || count % 8) {
+        module.emitError() << "tile-warp-specialize: setmaxnreg takes a "
+                              "multiple of 8 from 24 to 256 registers, not "
+                           << count;
+        return signalPassFailure();
+      }
     // setmaxnreg hands registers between whole warpgroups.
     if (warps.getInt() % 4)
       return;
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.isExternal() && func->hasAttr("tile.kernel") &&
           failed(specialize(func, warps.getInt(), rings == "attention",
-                            pingPong, persistent)))
+                            pingPong, persistent,
+                            {producerRegisters, consumerRegisters})))
         return signalPassFailure();
   }
 };

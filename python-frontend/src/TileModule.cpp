@@ -93,6 +93,11 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
           "warp_specialize must be off, attention or all, not '" + name + "'");
     opts.warpSpecialize = *mode;
   }
+  if (options.contains("ws_registers")) {
+    auto split = options["ws_registers"].cast<std::pair<int, int>>();
+    opts.producerRegisters = split.first;
+    opts.consumerRegisters = split.second;
+  }
   if (options.contains("ping_pong"))
     opts.pingPong = options["ping_pong"].cast<bool>();
   if (options.contains("mma_overlap"))

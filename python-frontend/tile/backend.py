@@ -185,6 +185,22 @@ def target_for(backend, device=None):
 _PIPELINES = ("off", "regs", "async", "tma")
 
 
+def _ws_registers(text):
+    """TILE_WS_REGISTERS=P,C as (P, C); empty: (40, 232). setmaxnreg takes
+    a multiple of 8 from 24 to 256."""
+    if not text:
+        return (40, 232)
+    parts = text.split(",")
+    if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+        split = tuple(int(p) for p in parts)
+        if all(24 <= r <= 256 and r % 8 == 0 for r in split):
+            return split
+    from .errors import TileValueError
+    raise TileValueError(f"TILE_WS_REGISTERS={text!r}: expected P,C, two multiples of 8 "
+                         "from 24 to 256 (registers per thread of the producer and the "
+                         "consumer warpgroups, e.g. 24,240)")
+
+
 def codegen_switches():
     """The code-generation switches of the environment (for comparisons and
     debugging), read here into the compile options: the compiler's passes
@@ -198,7 +214,10 @@ def codegen_switches():
     register pressure), TILE_WARP_SPECIALIZE=1|0 (a producer warpgroup
     issues the copies of every TMA ring, or of none; by default of
     attention's rings and of matmul rings in a persistent loop:
-    tile-warp-specialize), TILE_PING_PONG=1 (the
+    tile-warp-specialize), TILE_WS_REGISTERS=P,C (setmaxnreg's split in
+    such a kernel: the producer keeps P registers per thread, the consumers
+    ask for C; default 40,232; FlashAttention-3 uses 24,240 with two
+    consumer warpgroups), TILE_PING_PONG=1 (the
     consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
     (attention's softmax no longer runs beside the previous iteration's P V:
     tile-overlap-mma-chain), TILE_SPLIT_MASKS=0 (loops keep their masks
@@ -218,6 +237,7 @@ def codegen_switches():
     computes, staged through shared memory: the fused attention backward's
     dQ; off, the fused backward measured slower than the two kernels)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
+    ws_registers = _ws_registers(os.environ.get("TILE_WS_REGISTERS", "").strip())
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
     if pipeline not in _PIPELINES:
         from .errors import TileValueError
@@ -232,6 +252,7 @@ def codegen_switches():
         "stage_stores": os.environ.get("TILE_STAGE_STORES", "1") != "0",
         "tma_stores": os.environ.get("TILE_TMA_STORES", "1").strip() != "0",
         "prefetch_tmaps": os.environ.get("TILE_PREFETCH_TMAPS", "") not in ("", "0"),
+        "ws_registers": ws_registers,
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",

@@ -14,6 +14,11 @@
 // rings=attention (the compiler's default) leaves a matmul's in-flight ring
 // alone.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize=rings=attention | FileCheck %s --check-prefix=ATTENTION
+// FlashAttention-3's split (producer-registers=24 consumer-registers=240):
+// the block still launches with 168 registers a thread, (24 + 2 x 240) / 3.
+// RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize="producer-registers=24 consumer-registers=240" --tile-allocate-shared --convert-tile-to-gpu | FileCheck %s --check-prefix=REGS
+// setmaxnreg takes multiples of 8 from 24 to 256.
+// RUN: not tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma=mma-pipelining=tma --tile-warp-specialize="consumer-registers=236" 2>&1 | FileCheck %s --check-prefix=BADREGS
 // The cp.async ring has no full barriers to split around: unchanged.
 // RUN: tile-opt %s --tile-tiling="warp-tiling=true warpgroup-mma=true" --tile-map-threads --tile-pipeline-mma --tile-warp-specialize | FileCheck %s --check-prefix=ASYNC
 
@@ -62,6 +67,13 @@
 // GPU: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // GPU-NOT: gpu.barrier
 // GPU: gpu.return
+
+// REGS-LABEL: gpu.func @matmul(
+// REGS-SAME: nvvm.maxnreg = 168
+// REGS: nvvm.setmaxregister decrease 24
+// REGS: nvvm.setmaxregister increase 240
+
+// BADREGS: error: tile-warp-specialize: setmaxnreg takes a multiple of 8 from 24 to 256 registers, not 236
 
 // ATTENTION-LABEL: func.func @matmul(
 // ATTENTION-NOT: warp_specialized

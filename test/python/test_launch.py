@@ -117,7 +117,8 @@ def test_compile_and_asm(fake):
                     "warpgroup_mma": True, "nvptx_register_scheduling": True,
                     "warp_specialize": "attention", "stage_stores": True,
                     "ping_pong": False, "mma_overlap": True, "split_masks": True, "bulk_reduce": False,
-                    "staged_mma": False, "tma_stores": True, "prefetch_tmaps": False}
+                    "staged_mma": False, "tma_stores": True, "prefetch_tmaps": False,
+                    "ws_registers": (40, 232)}
     k[(1,)](x, x, x, 3, 1.0, True, BLOCK=128)  # reuses the compiled kernel
     assert len(fake.compiled) == 1
 
@@ -131,6 +132,20 @@ def test_environment_options(fake, monkeypatch, tmp_path):
     opts = fake.compiled[0].options
     assert opts["dump_dir"] == str(tmp_path) and opts["always_compile"] is True
     assert opts["num_warps"] == 0 and opts["opt_level"] == 3
+    monkeypatch.setenv("TILE_WS_REGISTERS", " 24, 240")
+    make_vadd().compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.compiled[-1].options["ws_registers"] == (24, 240)
+
+
+@pytest.mark.parametrize("value", ["240", "24,236", "16,240", "24,264", "a,b", "24,240,8"])
+def test_bad_warpgroup_register_split_is_refused(fake, monkeypatch, value):
+    """TILE_WS_REGISTERS must be P,C, multiples of 8 from 24 to 256
+    (setmaxnreg's range): anything else names the variable, not a crash in
+    the compiler."""
+    monkeypatch.setenv("TILE_WS_REGISTERS", value)
+    x = np.zeros(1024, np.float32)
+    with pytest.raises(tile.TileValueError, match="TILE_WS_REGISTERS"):
+        make_vadd().compile(x, x, x, 3, 1.0, True, BLOCK=128)
 
 
 def test_backend_selection(fake, monkeypatch):

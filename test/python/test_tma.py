@@ -121,6 +121,23 @@ def test_tensor_map_prefetch_is_an_option(tmp_path):
 
 
 @needs_sm90
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
+def test_warpgroup_register_split_is_an_option(tmp_path):
+    """TILE_WS_REGISTERS=24,240 (FlashAttention-3's split): the producer
+    keeps 24 registers a thread, the two consumer warpgroups ask for 240,
+    the block still launches with 168 (.maxnreg), and ptxas fits the
+    producer's loop and the consumers' 128x256 accumulators without
+    spills."""
+    sig = "f16[4096,4096], f16[4096,4096], f16[4096,4096]"
+    ptx = _ptx(tmp_path, sig, TILE_WARP_SPECIALIZE="1", TILE_WS_REGISTERS="24,240")
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+24;", ptx)
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;", ptx)
+    assert re.search(r"\.maxnreg\s+168\b", ptx)
+    report = _ptxas_info(tmp_path, ptx, "matmul")
+    assert NO_SPILLS in report, report
+
+
+@needs_sm90
 def test_matmul_result_leaves_in_16_byte_stores(tmp_path):
     """tile-stage-stores: the 128x256 f16 result goes through the dead
     ring's bytes (no more shared memory: the same 192 KB ring plus its
