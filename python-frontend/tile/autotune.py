@@ -35,11 +35,11 @@ from . import interop
 from . import tuning_cache
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
                      TileValueError, user_location)
-from .kernel import Kernel, check_num_stages
+from .kernel import Kernel, check_num_stages, check_ws_registers
 
 __all__ = ["Config", "autotune", "Autotuner"]
 
-_HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas")
+_HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas", "ws_registers")
 _MAX_RUNS = 1000  # timed runs per config at most
 # Each timed GPU run starts after a memset of this much scratch memory (more
 # than any L2), as Triton's do_bench: cold caches for every config, and the
@@ -64,12 +64,12 @@ _TIE_WITHIN = 0.005
 
 class Config:
     """One point of a search: Constants by name (`kwargs`) and kernel hints
-    (`num_warps`, `num_stages`, `occupancy`, `num_ctas`; None keeps the
+    (`num_warps`, `num_stages`, `occupancy`, `num_ctas`, `ws_registers`; None keeps the
     kernel's own). `pre_hook(named_args)`, when given, runs before each of
     this config's launches (timed or not)."""
 
     def __init__(self, kwargs=None, *, num_warps=None, num_stages=None, occupancy=None,
-                 num_ctas=None, pre_hook=None):
+                 num_ctas=None, ws_registers=None, pre_hook=None):
         kwargs = dict(kwargs or {})
         for name in kwargs:
             if not isinstance(name, str) or not name.isidentifier():
@@ -84,6 +84,7 @@ class Config:
         self.num_stages = num_stages
         self.occupancy = occupancy
         self.num_ctas = num_ctas
+        self.ws_registers = check_ws_registers(ws_registers)
         self.pre_hook = pre_hook
 
     def hints(self):

@@ -94,19 +94,24 @@ def array_writes(ir_text, params, key):
 
 
 def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
-           num_warps=None, backend=None, num_stages=None):
+           num_warps=None, backend=None, num_stages=None, ws_registers=None):
     """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
-    num_stages=None)`; cuTile's hints `num_ctas`, `occupancy`, `opt_level`,
-    `num_worker_warps` (each a value or a `tile.ByTarget`) are checked here
-    (tile/hints.py). `num_stages`: cp.async ring slots of mma loops (None or
-    0: the compiler chooses)."""
+    num_stages=None, ws_registers=None)`; cuTile's hints `num_ctas`,
+    `occupancy`, `opt_level`, `num_worker_warps` (each a value or a
+    `tile.ByTarget`) are checked here (tile/hints.py). `num_stages`: cp.async
+    ring slots of mma loops (None or 0: the compiler chooses).
+    `ws_registers`: (P, C) registers per thread that a warp-specialized
+    kernel's producer warpgroup keeps and its consumers ask for (setmaxnreg;
+    None: TILE_WS_REGISTERS or 40, 232)."""
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
     check_num_stages(num_stages)
+    ws_registers = check_ws_registers(ws_registers)
 
     def wrap(f):
-        return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages, **hints)
+        return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages,
+                      ws_registers=ws_registers, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -167,6 +172,19 @@ def check_num_stages(num_stages):
         raise TileValueError(f"num_stages must be None or an int from 0 (the compiler "
                              f"chooses) to {MAX_NUM_STAGES}, got {num_stages!r}",
                              location=user_location())
+
+
+def check_ws_registers(split):
+    """None, or (P, C): two multiples of 8 from 24 to 256 (setmaxnreg's
+    range), returned as a tuple."""
+    if split is None:
+        return None
+    if (isinstance(split, (tuple, list)) and len(split) == 2
+            and all(r.__class__ is int and 24 <= r <= 256 and r % 8 == 0 for r in split)):
+        return tuple(split)
+    raise TileValueError(f"ws_registers must be None or (producer, consumer) registers per "
+                         f"thread, two multiples of 8 from 24 to 256, got {split!r}",
+                         location=user_location())
 
 
 _FLOAT_CONSTANTS = {}  # bit pattern -> one float object: NaN keys equal to themselves
@@ -314,11 +332,12 @@ class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
     def __init__(self, fn, num_warps=None, opt_level=3, backend=None, num_stages=None,
-                 **hints):
+                 ws_registers=None, **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
         self.num_stages = num_stages  # None: the compiler chooses
+        self.ws_registers = ws_registers  # None: the environment's split
         self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
         self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
@@ -368,14 +387,18 @@ class Kernel:
     def replace_hints(self, **hints):
         """A new kernel of the same function with these hints changed (cuTile's
         num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps,
-        num_stages and backend); it compiles and caches on its own."""
-        own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages") if k in hints}
+        num_stages, ws_registers and backend); it compiles and caches on its
+        own."""
+        own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages", "ws_registers")
+               if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
         num_stages = own.get("num_stages", self.num_stages)
         check_num_stages(num_stages)
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
                       backend=own.get("backend", self.backend), num_stages=num_stages,
+                      ws_registers=check_ws_registers(own.get("ws_registers",
+                                                              self.ws_registers)),
                       **merged)
 
     def _dependent(self):
@@ -387,7 +410,8 @@ class Kernel:
             dep = self.__dict__.get("_dependent_kernel")
             if dep is None:
                 dep = Kernel(self.fn, num_warps=self.num_warps, backend=self.backend,
-                             num_stages=self.num_stages, **self.hints)
+                             num_stages=self.num_stages, ws_registers=self.ws_registers,
+                             **self.hints)
                 dep._launches_dependent = True
                 self._dependent_kernel = dep
         return dep
@@ -437,6 +461,8 @@ class Kernel:
         options = _backend.compile_options(self.num_warps,
                                            for_target(self.opt_level, target, 3),
                                            self.num_stages)
+        if self.ws_registers is not None:  # the kernel's own split wins
+            options["ws_registers"] = self.ws_registers
         # occupancy (blocks per SM, nvvm.minctasm) and num_ctas (clusters)
         text = with_target_hints(text, self.hints, target)
         bkey = (text, target, tuple(sorted(options.items())))

@@ -546,7 +546,10 @@ def run(argv=None, out=None):
         num_warps = args.num_warps or 0
         opt_level = 3 if args.opt_level is None else args.opt_level
     stages = _requested(args.emit, target, start)
-    binary = _compile(mod, ir_text, target, _options(args, num_warps, opt_level, skip), kern,
+    options = _options(args, num_warps, opt_level, skip)
+    if kern is not None and kern.ws_registers is not None:  # as a launch compiles
+        options["ws_registers"] = kern.ws_registers
+    binary = _compile(mod, ir_text, target, options, kern,
                       None if kern is not None else ("<stdin>" if path == "-" else path))
     asm = dict(binary.asm)
     if kern is not None:

@@ -137,6 +137,29 @@ def test_environment_options(fake, monkeypatch, tmp_path):
     assert fake.compiled[-1].options["ws_registers"] == (24, 240)
 
 
+def test_kernel_register_split_hint_wins(fake, monkeypatch):
+    """@tile.kernel(ws_registers=(P, C)) sets the split of that kernel's
+    compiles over TILE_WS_REGISTERS; replace_hints and tile.Config carry
+    it; a bad pair is refused where it is written."""
+    monkeypatch.setenv("TILE_WS_REGISTERS", "40,232")
+    x = np.zeros(1024, np.float32)
+    make_vadd(ws_registers=(24, 240)).compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.compiled[-1].options["ws_registers"] == (24, 240)
+    k = make_vadd().replace_hints(ws_registers=[32, 224])
+    assert k.ws_registers == (32, 224)
+    k.compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.compiled[-1].options["ws_registers"] == (32, 224)
+    make_vadd().compile(x, x, x, 3, 1.0, True, BLOCK=128)
+    assert fake.compiled[-1].options["ws_registers"] == (40, 232)
+    assert tile.Config({"BLOCK": 128}, ws_registers=(24, 240)).hints() == {
+        "ws_registers": (24, 240)}
+    for bad in ((24, 236), (16, 240), (24,), "24,240", (24.0, 240)):
+        with pytest.raises(tile.TileValueError, match="ws_registers"):
+            make_vadd(ws_registers=bad)
+        with pytest.raises(tile.TileValueError, match="ws_registers"):
+            tile.Config({}, ws_registers=bad)
+
+
 @pytest.mark.parametrize("value", ["240", "24,236", "16,240", "24,264", "a,b", "24,240,8"])
 def test_bad_warpgroup_register_split_is_refused(fake, monkeypatch, value):
     """TILE_WS_REGISTERS must be P,C, multiples of 8 from 24 to 256
