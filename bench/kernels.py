@@ -250,7 +250,11 @@ def _attention_tile(q, k, v, o, bh, mb, kvh, qk_scale, BM, BN, D, CAUSAL):
     tile.store(o, index=(bh, mb, 0), tile=tile.reshape(out, (1, BM, D)).astype(o.dtype))
 
 
-@tile.kernel
+# FlashAttention-3's register split: the producer warpgroup keeps 24
+# registers a thread, the two consumer warpgroups get 240 (an H100,
+# 2026-12-06, against the default 40/232: causal D128 0.963x -> 0.981x
+# SDPA, non-causal and D64 +0.1-0.4%).
+@tile.kernel(ws_registers=(24, 240))
 def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
               D: tile.Constant[int], CAUSAL: tile.Constant[bool],
               GROUP: tile.Constant[int] = 1):
@@ -262,7 +266,11 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     # attention_diag (two loops: the second loop's ring starts cold) and 1.29
     # for attention_diag_if, which was wrong then (ptxas lost Q's registers
     # after the mask's branch; the mask is a select now: TileRegisterAWgmma).
-    mb = tile.bid(0)
+    # Causal: the last query blocks (the most key blocks) first, so the
+    # short ones fill the grid's tail, as FlashAttention orders them (an
+    # H100, 2026-12-06, B4 H32 L4096 D128: 0.960x -> 0.968x SDPA; L16384
+    # 1.000x -> 1.046x; GQA 0.967x -> 0.984x; D64 0.922x -> 0.925x).
+    mb = tile.num_blocks(0) - 1 - tile.bid(0) if CAUSAL else tile.bid(0)
     bh = tile.bid(1)
     # Softmax in base 2 with the scale folded in (as FlashAttention and
     # Triton's tutorial do): exp(x * scale) = exp2(x * scale * log2(e)), so
