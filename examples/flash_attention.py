@@ -48,6 +48,16 @@ def online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
     return m_new, l, acc
 
 
+def query_block_index(CAUSAL):
+    """This program's query block. Causal: the last blocks (the most key
+    blocks to visit) run first and the short ones fill the grid's tail, as
+    FlashAttention orders them (an H100, 2026-12-06: 1-5% faster forward,
+    1% for the backward's dQ)."""
+    if CAUSAL:  # a Constant: decided while tracing
+        return tile.num_blocks(0) - 1 - tile.bid(0)
+    return tile.bid(0)
+
+
 def query_block_state(q, bh, qb, BM, D):
     """This program's BM queries and their rows, with the online softmax's
     starting state: running max -inf, running sum 0, accumulator 0."""
@@ -64,7 +74,7 @@ def attention(q, k, v, out, seq, scale, BM: tile.Constant[int], BN: tile.Constan
               GROUP: tile.Constant[int] = 1):
     # q, out: (batch*heads, L, D); k, v: (batch*kv_heads, L, D), GROUP query
     # heads per K/V head (grouped-query attention; 1: multi-head).
-    bh, qb = tile.bid(1), tile.bid(0)
+    bh, qb = tile.bid(1), query_block_index(CAUSAL)
     kvh = bh // GROUP
     Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_full = seq // BN                 # blocks with no key past seq

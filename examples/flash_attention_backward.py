@@ -22,14 +22,15 @@ import sys
 import numpy as np
 
 from _common import Device, check, tile
-from flash_attention import LOG2E, online_softmax_step, query_block_state, reference
+from flash_attention import (LOG2E, online_softmax_step, query_block_index, query_block_state,
+                             reference)
 
 
 @tile.kernel
 def attention_lse(q, k, v, out, lse, seq, scale, BM: tile.Constant[int],
                   BN: tile.Constant[int], D: tile.Constant[int],
                   CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, qb = tile.bid(1), tile.bid(0)
+    bh, qb = tile.bid(1), query_block_index(CAUSAL)
     Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_blocks = tile.cdiv(seq, BN)
     if CAUSAL:
@@ -193,7 +194,7 @@ def attention_cast(src, dst, BM: tile.Constant[int], D: tile.Constant[int]):
 def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
                  BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                  CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, qb = tile.bid(1), tile.bid(0)
+    bh, qb = tile.bid(1), query_block_index(CAUSAL)  # causal: longest first
     kvh = bh // GROUP
     Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, qb, BM, D)
     rows = qb * BM + tile.arange(BM)
