@@ -299,9 +299,9 @@ def _load_python(path, name):
     return next(iter(kernels.values()))
 
 
-def _options(args, num_warps, opt_level, skip):
+def _options(args, num_warps, opt_level, skip, num_stages):
     from .backend import compile_options
-    return {**compile_options(num_warps, opt_level, args.num_stages), "always_compile": True,
+    return {**compile_options(num_warps, opt_level, num_stages), "always_compile": True,
             "print_ir_after_all": args.print_ir_after_all,
             "time_passes": args.time_passes,
             "print_debuginfo": args.mlir_print_debuginfo,
@@ -482,9 +482,9 @@ def _parser():
     p.add_argument("--num-warps", type=int, default=None,
                    help="warps per block (GPU; default: the kernel's, else chosen)")
     p.add_argument("--opt-level", type=int, default=None, help="default: the kernel's (3)")
-    p.add_argument("--num-stages", type=int, default=0, metavar="N",
-                   help="slots of an mma loop's cp.async ring (default 0: the compiler "
-                        "chooses)")
+    p.add_argument("--num-stages", type=int, default=None, metavar="N",
+                   help="slots of an mma loop's ring (default: the kernel's num_stages, "
+                        "else 0: the compiler chooses)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to stderr (as mlir-opt)")
     p.add_argument("--time-passes", action="store_true",
@@ -546,8 +546,12 @@ def run(argv=None, out=None):
         num_warps = args.num_warps or 0
         opt_level = 3 if args.opt_level is None else args.opt_level
     stages = _requested(args.emit, target, start)
-    options = _options(args, num_warps, opt_level, skip)
-    if kern is not None and kern.ws_registers is not None:  # as a launch compiles
+    # The kernel's num_stages and ws_registers hints apply, as a launch compiles.
+    num_stages = args.num_stages
+    if num_stages is None:
+        num_stages = (kern.num_stages if kern is not None else None) or 0
+    options = _options(args, num_warps, opt_level, skip, num_stages)
+    if kern is not None and kern.ws_registers is not None:
         options["ws_registers"] = kern.ws_registers
     binary = _compile(mod, ir_text, target, options, kern,
                       None if kern is not None else ("<stdin>" if path == "-" else path))

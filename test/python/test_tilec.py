@@ -352,6 +352,35 @@ def test_num_warps(tmp_path):
     assert "tile.num_warps = 8" in out
 
 
+STAGED_MATMUL = """
+import tile
+
+@tile.kernel
+def matmul(a, b, c, BM: tile.Constant[int], BN: tile.Constant[int], BK: tile.Constant[int]):
+    acc = tile.zeros((BM, BN), tile.float32)
+    for k in tile.range(tile.cdiv(a.shape[1], BK)):
+        acc = tile.mma(tile.load(a, index=(tile.bid(0), k), shape=(BM, BK)),
+                       tile.load(b, index=(k, tile.bid(1)), shape=(BK, BN)), acc)
+    tile.store(c, index=(tile.bid(0), tile.bid(1)), tile=acc.astype(c.dtype))
+
+six = matmul.replace_hints(num_stages=6)
+"""
+
+
+@needs_gpu_backend
+def test_kernel_num_stages_hint_is_followed(tmp_path):
+    """tilec compiles a kernel as its launch does: its num_stages hint sets
+    the ring (one full mbarrier per slot) unless --num-stages is given."""
+    src = tmp_path / "staged.py"
+    src.write_text(STAGED_MATMUL)
+    args = ["--args", "f16[1024,1024], f16[1024,1024], f16[1024,1024]", "-D", "BM=64",
+            "-D", "BN=128", "-D", "BK=64", "--target", "sm_90", "--emit", "ptx"]
+    slots = lambda ptx: ptx.count("mbarrier.init.shared")  # noqa: E731
+    assert slots(run_tilec([f"{src}::six"] + args, tmp_path).stdout) == 6
+    assert slots(run_tilec([f"{src}::six", "--num-stages", "3"] + args, tmp_path).stdout) == 3
+    assert slots(run_tilec([f"{src}::matmul"] + args, tmp_path).stdout) == 4
+
+
 # -- debugging flags -----------------------------------------------------------
 
 def _line(path, needle):
