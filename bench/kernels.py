@@ -334,7 +334,12 @@ MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=
                                             num_stages=(0, 3, 6), group=(8, 16),
                                             persistent=(False, True))
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
-ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3))
+# Plus 64-row blocks in twos on an SM: one consumer warpgroup, 24/232
+# registers (.maxnreg 128) and 3 slots (105 KB at D 64), as cuDNN runs D 64
+# (64x128 blocks of one warpgroup); unmeasured when added (2026-12-06).
+ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3)) + \
+    tile.autotune_configs.attention(128, block_m=(64,), block_n=(128,), num_stages=(3,),
+                                    ws_registers=((24, 232),))
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE,
                                 key=["q", "k", "D", "CAUSAL", "GROUP"])(attention)
 

@@ -424,6 +424,14 @@ def test_matmul_search_space_holds_the_benchmarks_configs():
     assert tile.Config(dict(K.MATMUL_CONFIG), num_ctas=2) in clustered
     assert {c.num_ctas for c in clustered} == {None, 2}
     assert tile.Config(dict(K.ATTENTION_CONFIG)) in autotune_configs.attention(128)
+    # Register splits as a hint: the bench tries 64-row blocks two to an SM.
+    split = autotune_configs.attention(128, block_m=(64,), block_n=(128,), num_stages=(3,),
+                                       ws_registers=(None, (24, 232)))
+    assert [c.ws_registers for c in split] == [None, (24, 232)]
+    assert tile.Config(dict(BM=64, BN=128), num_stages=3, ws_registers=(24, 232)) \
+        in K.ATTENTION_SPACE
+    assert tile.Config(dict(BM=64, BN=128), num_stages=3) != \
+        tile.Config(dict(BM=64, BN=128), num_stages=3, ws_registers=(24, 232))
     # f32 operands: 4 stages of 128x256x64 tiles need 384 KiB: pruned.
     f32 = autotune_configs.matmul("float32")
     assert tile.Config(dict(BM=128, BN=256, BK=64, GROUP=8), num_stages=4) not in f32
