@@ -332,7 +332,13 @@ def layernorm_chunked(x, w, b, y, eps, BLOCK: tile.Constant[int]):
 # depths. Configs that compile to the same binary are timed once.
 MATMUL_SPACE = tile.autotune_configs.matmul("float16", block_k=(64,), num_warps=(None,),
                                             num_stages=(0, 3, 6), group=(8, 16),
-                                            persistent=(False, True))
+                                            persistent=(False, True)) + \
+    tile.autotune_configs.matmul("float16", block_m=(64,), block_n=(128,), block_k=(64,),
+                                 num_warps=(None,), num_stages=(0, 6), group=(8,),
+                                 persistent=(False,), num_ctas=(2,))
+# The last two: the small tiles in clusters of two sharing B (multicast),
+# which halves the pair's B traffic from L2; cuBLAS runs 1024^3 f16 in
+# 1x2 clusters of 128x64 tiles (2026-12-06). Unmeasured when added.
 matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
 # Plus 64-row blocks in twos on an SM: one consumer warpgroup, 24/232
 # registers (.maxnreg 128) and 3 slots (105 KB at D 64), as cuDNN runs D 64

@@ -423,6 +423,9 @@ def test_matmul_search_space_holds_the_benchmarks_configs():
     assert len(clustered) == 2 * len(space)
     assert tile.Config(dict(K.MATMUL_CONFIG), num_ctas=2) in clustered
     assert {c.num_ctas for c in clustered} == {None, 2}
+    # The bench's space tries the small tiles in clusters of two as well.
+    assert tile.Config(dict(K.SMALL_MATMUL_CONFIG, PERSISTENT=False), num_stages=6,
+                       num_ctas=2) in K.MATMUL_SPACE
     assert tile.Config(dict(K.ATTENTION_CONFIG)) in autotune_configs.attention(128)
     # Register splits as a hint: the bench tries 64-row blocks two to an SM.
     split = autotune_configs.attention(128, block_m=(64,), block_n=(128,), num_stages=(3,),
