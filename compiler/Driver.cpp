@@ -311,7 +311,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          ";sched=" + (opts.nvptxRegisterScheduling ? "regpressure" : "source") +
          ";wgmma=" + (usesWarpgroupMma(opts) ? "1" : "0") +
          ";ws=" + stringifyWarpSpecialization(opts.warpSpecialize).str() +
-         (opts.producerRegisters == 40 && opts.consumerRegisters == 232
+         (opts.producerRegisters == CompileOptions().producerRegisters &&
+                  opts.consumerRegisters == CompileOptions().consumerRegisters
               ? ""
               : ";ws_registers=" + std::to_string(opts.producerRegisters) +
                     "," + std::to_string(opts.consumerRegisters)) +

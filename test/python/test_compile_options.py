@@ -119,3 +119,31 @@ def test_the_binary_cache_key_covers_the_options(tmp_path, monkeypatch):
             ptx[stages, pipeline] = mod.compile(text, "sm_90", opts).asm["ptx"]
     assert _loop_wait(ptx[0, "async"]) == 2 and _loop_wait(ptx[2, "async"]) == 0
     assert "cp.async" not in ptx[0, "regs"]
+
+
+def test_the_binary_cache_key_covers_the_register_split(tmp_path, monkeypatch):
+    """One cache directory, the same warp-specialized IR: the setmaxnreg
+    split (TILE_WS_REGISTERS or a kernel's ws_registers) gets its own
+    binary, never the default split's from the cache."""
+    if not gpu_backend():
+        pytest.skip("no GPU backend or ptxas")
+    import numpy as np
+    mod = backend.require()
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILE_ALWAYS_COMPILE", raising=False)
+    monkeypatch.setenv("TILE_WARP_SPECIALIZE", "1")
+    sys.path.insert(0, os.path.join(os.path.dirname(EXAMPLES), "bench"))
+    try:
+        import kernels as K
+    finally:
+        sys.path.pop(0)
+    a = np.zeros((1024, 1024), np.float16)
+    text = str(K.matmul.trace(a, a, a, BM=128, BN=256, BK=64, GROUP=8))
+    ptx = {}
+    for split in ((40, 232), (24, 240), (40, 232)):
+        opts = dict(backend.compile_options(0, 3), ws_registers=split)
+        ptx.setdefault(split, []).append(mod.compile(text, "sm_90", opts).asm["ptx"])
+    for (producer, consumer), texts in ptx.items():
+        for t in texts:
+            assert f"setmaxnreg.dec.sync.aligned.u32 \t{producer};" in t
+            assert f"setmaxnreg.inc.sync.aligned.u32 \t{consumer};" in t
