@@ -185,15 +185,22 @@ def target_for(backend, device=None):
 _PIPELINES = ("off", "regs", "async", "tma")
 
 
+def is_register_split(split):
+    """Whether `split` is a (producer, consumer) pair setmaxnreg takes: two
+    ints, multiples of 8 from 24 to 256 (TILE_WS_REGISTERS and the
+    ws_registers hint both check with this)."""
+    return (isinstance(split, (tuple, list)) and len(split) == 2
+            and all(r.__class__ is int and 24 <= r <= 256 and r % 8 == 0 for r in split))
+
+
 def _ws_registers(text):
-    """TILE_WS_REGISTERS=P,C as (P, C); empty: (40, 232). setmaxnreg takes
-    a multiple of 8 from 24 to 256."""
+    """TILE_WS_REGISTERS=P,C as (P, C); empty: (40, 232)."""
     if not text:
         return (40, 232)
     parts = text.split(",")
-    if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+    if all(p.strip().isdigit() for p in parts):
         split = tuple(int(p) for p in parts)
-        if all(24 <= r <= 256 and r % 8 == 0 for r in split):
+        if is_register_split(split):
             return split
     from .errors import TileValueError
     raise TileValueError(f"TILE_WS_REGISTERS={text!r}: expected P,C, two multiples of 8 "

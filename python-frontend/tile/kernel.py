@@ -179,8 +179,7 @@ def check_ws_registers(split):
     range), returned as a tuple."""
     if split is None:
         return None
-    if (isinstance(split, (tuple, list)) and len(split) == 2
-            and all(r.__class__ is int and 24 <= r <= 256 and r % 8 == 0 for r in split)):
+    if _backend.is_register_split(split):
         return tuple(split)
     raise TileValueError(f"ws_registers must be None or (producer, consumer) registers per "
                          f"thread, two multiples of 8 from 24 to 256, got {split!r}",
