@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 from _common import Device, check, tile
-from flash_attention import (LOG2E, online_softmax_step, query_block_index, query_block_state,
+from flash_attention import (LOG2E, block_and_head, online_softmax_step, query_block_state,
                              reference)
 
 
@@ -30,7 +30,7 @@ from flash_attention import (LOG2E, online_softmax_step, query_block_index, quer
 def attention_lse(q, k, v, out, lse, seq, scale, BM: tile.Constant[int],
                   BN: tile.Constant[int], D: tile.Constant[int],
                   CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, qb = tile.bid(1), query_block_index(CAUSAL)
+    qb, bh = block_and_head(CAUSAL, LONGEST_LAST=True)
     Q, rows, m, l, acc = query_block_state(q, bh, qb, BM, D)
     n_blocks = tile.cdiv(seq, BN)
     if CAUSAL:
@@ -129,7 +129,7 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
 def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
                    BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                    CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
+    kb, bh = block_and_head(CAUSAL, LONGEST_LAST=False)  # bh: a K/V head
     K, V, keys, dK, dV, first, per_head = _key_block_state(k, v, bh, kb, seq, BM, BN, D,
                                                            CAUSAL)
     for t in tile.range(GROUP * per_head):
@@ -163,7 +163,7 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
                      BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                      CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, kb = tile.bid(1), tile.bid(0)  # bh: a K/V head
+    kb, bh = block_and_head(CAUSAL, LONGEST_LAST=False)  # bh: a K/V head
     K, V, keys, dK, dV, first, per_head = _key_block_state(k, v, bh, kb, seq, BM, BN, D,
                                                            CAUSAL)
     dims = tile.arange(D)
@@ -194,7 +194,7 @@ def attention_cast(src, dst, BM: tile.Constant[int], D: tile.Constant[int]):
 def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
                  BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
                  CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
-    bh, qb = tile.bid(1), query_block_index(CAUSAL)  # causal: longest first
+    qb, bh = block_and_head(CAUSAL, LONGEST_LAST=True)  # causal: longest first
     kvh = bh // GROUP
     Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, bh, qb, BM, D)
     rows = qb * BM + tile.arange(BM)
