@@ -397,7 +397,9 @@ def TileAllocateShared : Pass<"tile-allocate-shared", "::mlir::ModuleOp"> {
     The kernel's `tilegpu.shared_bytes` attribute records the end; a
     `tilegpu.scratch_base` before each op where the buffers live then or
     later end lower says where convert-tile-to-gpu's scratch starts there
-    (after a loop: on its dead rings).
+    (after a loop: on its dead rings). Buffers that end past the 227 KB a
+    block can have are an error at the largest, not a kernel whose launch
+    fails.
   }];
 }
 

@@ -18,9 +18,13 @@
 // epilogue's conversions reuse the ring's bytes instead of growing the
 // kernel past them. A producer region's scratch stays past every buffer.
 //
+// Buffers that end past what a block can have are an error at the largest
+// (a ring: fewer stages or smaller tiles help), not a launch that fails.
+//
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
 #include "compiler/gpu/SharedLiveness.h"
+#include "compiler/gpu/TilePipelineMma.h"
 #include "compiler/gpu/TileToGpuCommon.h"
 #include "dialects/tilegpu/TileGpuDialect.h"
 
@@ -76,9 +80,9 @@ void markScratchBases(func::FuncOp func, const SharedLiveness &liveness,
   });
 }
 
-void allocate(func::FuncOp func) {
+LogicalResult allocate(func::FuncOp func) {
   if (func.isExternal())
-    return;
+    return success();
   // Markers of an earlier run would hide this run's.
   func.walk([](tilegpu::ScratchBaseOp marker) { marker.erase(); });
   SharedLiveness liveness(func);
@@ -116,18 +120,32 @@ void allocate(func::FuncOp func) {
     end = std::max(end, b.offset + b.bytes);
   }
   if (!end)
-    return;
+    return success();
   end = llvm::alignTo(end, 16);
+  if (end > pipeline::kMaxSharedBytes) {
+    const Buffer &largest =
+        *llvm::max_element(buffers, [](const Buffer &x, const Buffer &y) {
+          return x.bytes < y.bytes;
+        });
+    return largest.alloc->emitError()
+           << "this kernel's shared-memory buffers need " << end
+           << " bytes, more than the " << pipeline::kMaxSharedBytes
+           << " a block can have; the largest, for this op, takes "
+           << largest.bytes
+           << ": use fewer stages (num_stages) or smaller tiles";
+  }
   func->setAttr(kSharedBytesAttr,
                 IntegerAttr::get(IntegerType::get(func.getContext(), 64), end));
   markScratchBases(func, liveness, buffers, end);
+  return success();
 }
 
 struct TileAllocateSharedPass
     : tile::impl::TileAllocateSharedBase<TileAllocateSharedPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      allocate(func);
+      if (failed(allocate(func)))
+        return signalPassFailure();
   }
 };
 

@@ -500,6 +500,9 @@ class Kernel:
         hint = ("this is a compiler bug if the kernel is valid; replay the failing stage "
                 f"from its reproducer: {replay_command(repro, stage, target)}" if repro else
                 "set TILE_DUMP_DIR to keep every stage's IR for a bug report")
+        if "a block can have" in what:  # the compiler's shared-memory limit: the user's choice
+            hint = ("the kernel's tiles and stages need more shared memory than a block has; "
+                    "lower num_stages or the tile shapes (the autotuner skips such configs)")
         return TileCompilerExecutionError(msg, hint, stage=stage, reproducer=repro,
                                 diagnostics=diags, kernel=self.__name__, location=loc)
 
