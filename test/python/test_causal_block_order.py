@@ -4,27 +4,13 @@ FlashAttention-3's order: heads in sections of CAUSAL_SECTION, the blocks
 with the most work of a whole section before any shorter one. Runs on any
 backend; the GPU suite runs the kernels that use it against float64."""
 
-import os
-import runpy
-import sys
-
 import numpy as np
 import pytest
 
 import tile
-from tilehelp import ROOT, Device
+from tilehelp import Device, load_script
 
-
-def _load(*parts):
-    path = os.path.join(ROOT, *parts)
-    sys.path.insert(0, os.path.dirname(path))
-    try:
-        return runpy.run_path(path, run_name="example")
-    finally:
-        sys.path.pop(0)
-
-
-FA = _load("examples", "flash_attention.py")
+FA = load_script("examples", "flash_attention.py")
 block_and_head = FA["block_and_head"]
 SECTION = FA["CAUSAL_SECTION"]
 

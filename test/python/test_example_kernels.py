@@ -4,30 +4,17 @@ blocks, and the persistent matmul (a `while` over output tiles in L2-grouped
 order). Odd sizes, grids and group sizes reach the edges of both."""
 
 import math
-import os
-import runpy
-import sys
 
 import numpy as np
 import pytest
 
-from tilehelp import ROOT, Device, assert_close, count, trace
+from tilehelp import Device, assert_close, count, load_script, trace
 
-
-def _load(*parts):
-    path = os.path.join(ROOT, *parts)
-    sys.path.insert(0, os.path.dirname(path))
-    try:
-        return runpy.run_path(path, run_name="example")
-    finally:
-        sys.path.pop(0)
-
-
-FA = _load("examples", "flash_attention.py")
-FAB = _load("examples", "flash_attention_backward.py")
-PM = _load("examples", "persistent_matmul.py")
-TP = _load("examples", "tensor_parallel_mlp.py")
-BENCH = _load("bench", "kernels.py")
+FA = load_script("examples", "flash_attention.py")
+FAB = load_script("examples", "flash_attention_backward.py")
+PM = load_script("examples", "persistent_matmul.py")
+TP = load_script("examples", "tensor_parallel_mlp.py")
+BENCH = load_script("bench", "kernels.py")
 
 
 def attention_ref(q, k, v, causal):
@@ -306,7 +293,7 @@ def test_bench_attention_schedules(monkeypatch, env, bh, seq, bm, bn, d, causal)
     fresh kernels, since the options are read at compile time."""
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    kernels = _load("bench", "kernels.py")
+    kernels = load_script("bench", "kernels.py")
     dev = Device()
     rng = np.random.default_rng(seq + bm * 3 + bn + d)
     q, k, v = qkv(rng, bh, seq, d, np.float16)

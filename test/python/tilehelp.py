@@ -5,6 +5,7 @@ import glob
 import inspect
 import os
 import re
+import runpy
 import subprocess
 import sys
 import time
@@ -13,6 +14,17 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def load_script(*parts):
+    """The globals of the script at ROOT/parts (an example or bench file), run
+    with its own folder on sys.path for its sibling imports."""
+    path = os.path.join(ROOT, *parts)
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        return runpy.run_path(path, run_name="example")
+    finally:
+        sys.path.pop(0)
 
 
 def tile_opt_path():
