@@ -127,9 +127,12 @@ struct StageOperandPattern : OpConversionPattern<tilegpu::StageOperandOp> {
     Type elemType = type.getElementType();
     int64_t v = std::min<int64_t>(getContiguity(*layout, 1),
                                   16 / storageBytes(elemType));
+    // Staged every iteration: addresses derived here, not held across the
+    // loop.
     storeSwizzled(rewriter, loc, adaptor.getBuffer(),
                   unpackVector(rewriter, loc, adaptor.getValue()), elemType,
-                  *layout, v, buffer.getRows(), buffer.getSwizzle());
+                  *layout, v, buffer.getRows(), buffer.getSwizzle(),
+                  /*place=*/nullptr, /*inPlace=*/true);
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),

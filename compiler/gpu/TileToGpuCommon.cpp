@@ -61,6 +61,16 @@ Value mlir::tile::constI64(OpBuilder &b, Location loc, int64_t v) {
 Value mlir::tile::threadIdX(OpBuilder &b, Location loc) {
   return NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
 }
+Value mlir::tile::threadIdXInPlace(OpBuilder &b, Location loc) {
+  return LLVM::InlineAsmOp::create(
+             b, loc, b.getI32Type(), ValueRange{}, "mov.u32 $0, %tid.x;", "=r",
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(b.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             ArrayAttr())
+      .getResult(0);
+}
 Value mlir::tile::laneId(OpBuilder &b, Location loc) {
   return arith::AndIOp::create(b, loc, threadIdX(b, loc), constI32(b, loc, 31));
 }
@@ -87,8 +97,14 @@ static Value bitsToCoord(OpBuilder &b, Location loc, Value id,
 }
 
 SmallVector<Value> mlir::tile::threadCoords(OpBuilder &b, Location loc,
-                                            const LinearLayout &layout) {
+                                            const LinearLayout &layout,
+                                            bool inPlace) {
   Value lane = laneId(b, loc), warp = warpId(b, loc);
+  if (inPlace) {
+    Value tid = threadIdXInPlace(b, loc);
+    lane = arith::AndIOp::create(b, loc, tid, constI32(b, loc, 31));
+    warp = arith::ShRUIOp::create(b, loc, tid, constI32(b, loc, 5));
+  }
   SmallVector<Value> coords;
   for (unsigned d = 0; d < layout.getRank(); ++d)
     coords.push_back(
@@ -466,9 +482,10 @@ Value mlir::tile::swizzledOffset(OpBuilder &b, Location loc, Value row,
 void mlir::tile::storeSwizzled(
     OpBuilder &b, Location loc, Value base, ArrayRef<Value> elems,
     Type elemType, const LinearLayout &layout, int64_t vector, int64_t rows,
-    int64_t swizzle, function_ref<std::pair<Value, Value>(Value, Value)> place) {
+    int64_t swizzle, function_ref<std::pair<Value, Value>(Value, Value)> place,
+    bool inPlace) {
   int64_t eb = storageBytes(elemType);
-  SmallVector<Value> thread = threadCoords(b, loc, layout);
+  SmallVector<Value> thread = threadCoords(b, loc, layout, inPlace);
   for (int64_t r = 0; r < layout.getNumRegs(); r += vector) {
     SmallVector<int64_t, 4> reg = layout.regCoord(r);
     Value row =

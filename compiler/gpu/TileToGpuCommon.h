@@ -74,9 +74,17 @@ Value threadIdX(OpBuilder &b, Location loc);
 Value laneId(OpBuilder &b, Location loc);
 Value warpId(OpBuilder &b, Location loc);
 
-/// The lane/warp part of this thread's coordinate, per dimension (i32).
+/// %tid.x read by a volatile asm: LLVM cannot hoist it, or what is derived
+/// from it, out of a loop. For ops that run every iteration, whose
+/// per-thread addresses would otherwise stay in registers across the loop
+/// (ptxas spilled them in the fused attention backward).
+Value threadIdXInPlace(OpBuilder &b, Location loc);
+
+/// The lane/warp part of this thread's coordinate, per dimension (i32);
+/// `inPlace`: from threadIdXInPlace.
 SmallVector<Value> threadCoords(OpBuilder &b, Location loc,
-                                const LinearLayout &layout);
+                                const LinearLayout &layout,
+                                bool inPlace = false);
 /// i1: this thread is the first of the replicas that hold its elements
 /// (only it stores, so every element is written once).
 Value isFirstReplica(OpBuilder &b, Location loc, const LinearLayout &layout);
@@ -225,12 +233,15 @@ Value swizzledOffset(OpBuilder &b, Location loc, Value row, Value col,
 /// Writes the elements this thread holds of a 2-d tile (`elems`, in
 /// `layout`) into `swizzle`-byte panels of `rows` rows at `base`, `vector`
 /// consecutive registers per store. `place` maps an element's (row, col)
-/// to its (row, col) in the panels (null: the same).
+/// to its (row, col) in the panels (null: the same). `inPlace`: the
+/// addresses are derived where the stores are (threadIdXInPlace), for a
+/// store that runs every iteration of a loop.
 void storeSwizzled(
     OpBuilder &b, Location loc, Value base, ArrayRef<Value> elems,
     Type elemType, const LinearLayout &layout, int64_t vector, int64_t rows,
     int64_t swizzle,
-    function_ref<std::pair<Value, Value>(Value, Value)> place = nullptr);
+    function_ref<std::pair<Value, Value>(Value, Value)> place = nullptr,
+    bool inPlace = false);
 
 /// The swizzle (bytes) of a wgmma operand whose rows have `rowBytes`: 128,
 /// or 64 for 64-byte rows (K = 32 of f16), as the panels are no wider.

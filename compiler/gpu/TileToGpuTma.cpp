@@ -374,7 +374,10 @@ struct BulkCopyPattern : OpConversionPattern<BulkOp> {
         [&](Value row, Value col) {
           Value inGroup = arith::AndIOp::create(rewriter, loc, row, c(63));
           return innerRows ? std::pair(col, inGroup) : std::pair(inGroup, col);
-        });
+        },
+        // A reduction runs every iteration of its loop: its addresses are
+        // derived here, not held across the loop.
+        /*inPlace=*/std::is_same_v<BulkOp, tilegpu::BulkReduceAddOp>);
     NVVM::FenceProxyOp::create(
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),
