@@ -66,9 +66,9 @@ def block_and_head(CAUSAL, LONGEST_LAST):
     if not CAUSAL:  # a Constant: decided while tracing
         return tile.bid(0), tile.bid(1)
     n_blocks, n_heads = tile.num_blocks(0), tile.num_blocks(1)
-    order = tile.bid(1) * n_blocks + tile.bid(0)
-    section = order // (CAUSAL_SECTION * n_blocks)
-    rank = order - section * (CAUSAL_SECTION * n_blocks)
+    order, span = tile.bid(1) * n_blocks + tile.bid(0), CAUSAL_SECTION * n_blocks
+    section = order // span
+    rank = order - section * span
     # Heads in this section: CAUSAL_SECTION but in a short last one.
     heads = tile.minimum(n_heads - section * CAUSAL_SECTION, CAUSAL_SECTION)
     step = rank // heads
