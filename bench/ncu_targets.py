@@ -9,7 +9,7 @@ backward (default: norms and matmul; cluster is tile's matmul with and
 without clusters of two; attention is tile's forward beside SDPA's at head
 dim 128, attention-d64 the same at 64, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
-backward). Needs a GPU, torch and
+backward; backward-fused adds the fused attention_dkdvdq). Needs a GPU, torch and
 triton."""
 import os
 import sys
@@ -87,11 +87,14 @@ def attention(D=128):
     torch.cuda.synchronize()
 
 
-def backward():
+def backward(fused=False):
     """f16 B4 H32 L4096 D128, non-causal: the example's attention_dkdv and
-    attention_dq (bench's blocks) and SDPA's backward."""
+    attention_dq (bench's blocks) and SDPA's backward; `fused`: the fused
+    attention_dkdvdq (TILE_STAGED_MMA=1, TILE_BULK_REDUCE=1) too."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import math
+    if fused:  # read when the kernels compile, before the module loads
+        os.environ.update(TILE_STAGED_MMA="1", TILE_BULK_REDUCE="1")
     import flash_attention_backward as FAB
     Bz, H, L, D = 4, 32, 4096, 128
     q, k, v, do = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16)
@@ -111,6 +114,10 @@ def backward():
         FAB.attention_dq[(L // q_bm, Bz * H)](q, k, v, do, lse, delta, dq, L,
                                               1 / math.sqrt(D), BM=q_bm, BN=q_bn, D=D,
                                               CAUSAL=False, GROUP=1)
+        if fused:
+            FAB.backward(dev, q, k, v, out, lse, do, False, 64, 64, dkdv_blocks=(kv_bm, kv_bn),
+                         grad_dtype=q.dtype, fused_dq=True)
+        torch.cuda.synchronize()
         torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)
     torch.cuda.synchronize()
 
@@ -119,4 +126,5 @@ if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
         {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
-         "attention-d64": lambda: attention(64), "backward": backward}[g]()
+         "attention-d64": lambda: attention(64), "backward": backward,
+         "backward-fused": lambda: backward(fused=True)}[g]()

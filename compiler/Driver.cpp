@@ -322,7 +322,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          (opts.tmaStores ? "" : ";tma_stores=0") +
          (opts.prefetchTensorMaps ? ";prefetch_tmaps=1" : "") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +
-         (opts.stagedOperands ? ";staged_mma=1" : "");
+         (opts.stagedOperands ? ";staged_mma=1" : "") +
+         (opts.deferMmaWaits ? ";defer_mma_waits=1" : "");
 }
 
 LogicalResult tile::runTileLevelPasses(ModuleOp module,

@@ -49,6 +49,9 @@ struct CompileOptions {
                                // attention ring's wgmmas; TILE_PING_PONG=1
   bool overlapMmaChain = true; // attention's softmax beside the previous
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
+  bool deferMmaWaits = false;  // a loop's wgmmas issued early, each waited
+                               // for where it is read (tile-defer-mma-
+                               // waits); TILE_DEFER_MMA_WAITS=1: true
   bool splitUniformMasks = true; // loops cut where their masks turn all
                                  // true (causal attention masks only the
                                  // diagonal); TILE_SPLIT_MASKS=0: false

@@ -362,6 +362,26 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileDeferMmaWaits : Pass<"tile-defer-mma-waits", "::mlir::ModuleOp"> {
+  let summary = "Issue a loop body's warpgroup mmas early and wait for each "
+                "where its result is first read";
+  let description = [{
+    In an `scf.for` body with two or more `tilegpu.mma` that lower to wgmma
+    and none already in flight, each mma moves up (with the pure ops
+    computing its operands) past what it does not read, stopping at an op
+    that writes memory or at an earlier mma that waits on no more mma
+    results than it, and becomes `deferred`: committed, not waited
+    for. A `tilegpu.wait_mma` goes in front of the first op that reads its
+    result, `pending` counting the mmas issued after it, and in front of
+    any op that may write what an mma in flight reads (a
+    `tilegpu.stage_operand` into the same allocation, an op with writes
+    it cannot place) and of the terminator. The attention backward's
+    S^T and dP^T then run back to back, P^T's exponentials beside dP^T,
+    dS^T beside dV. Loops with `in_flight` mmas or waits are left alone.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
+}
+
 def TileSplitUniformMasks : Pass<"tile-split-uniform-masks",
                                  "::mlir::ModuleOp"> {
   let summary = "Cut a loop where its masks turn all true, and drop them "

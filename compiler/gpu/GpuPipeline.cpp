@@ -247,6 +247,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   if (opts.splitUniformMasks && opts.mmaPipelining == MmaPipelining::Tma &&
       usesWarpgroupMma(opts))
     pipePm.addPass(createTileSplitUniformMasks());
+  if (opts.deferMmaWaits && usesWarpgroupMma(opts))
+    pipePm.addPass(createTileDeferMmaWaits());
   if (opts.stageStores) {
     TileStageStoresOptions staging;
     staging.tmaStores = opts.tmaStores;

@@ -121,6 +121,7 @@ struct WarpgroupMma {
   Type inType;
   bool bKMajor;  // the buffer holds B^T
   bool inFlight; // the result is waited for later (tilegpu.wait_mma)
+  bool deferred; // no wait at all: a tilegpu.wait_mma takes the result
 
   static FailureOr<WarpgroupMma> get(tilegpu::MmaOp op) {
     RankedTensorType aType = op.getATileType();
@@ -137,7 +138,8 @@ struct WarpgroupMma {
                         op.getTilingAttr().getWarps()[0],
                         aType.getElementType(),
                         op.getBTransposed(),
-                        op.getInFlight()};
+                        op.getInFlight(),
+                        op.getDeferred()};
   }
   /// K (A) or N (B) elements per 128-byte panel row.
   int64_t panelWidth() const { return 128 / elemBytes; }
@@ -195,7 +197,7 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
   // In flight: a tilegpu.wait_mma after it takes the result (the ping-pong
   // schedule passes the turn between the commit and the wait).
   SmallVector<Value> done =
-      w->inFlight ? all : waitCarrying(rewriter, loc, all, 0);
+      w->inFlight || w->deferred ? all : waitCarrying(rewriter, loc, all, 0);
   int64_t next = 0;
   for (ArrayRef<int64_t> block : index)
     for (int64_t reg : block)
@@ -311,7 +313,8 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
       regs[reg] = LLVM::ExtractValueOp::create(rewriter, loc, s,
                                                ArrayRef<int64_t>{int64_t(pos)});
   // Read in this iteration: the registers only after the wait, through it.
-  if (!w->inFlight) {
+  // Deferred: a tilegpu.wait_mma does that where the result is first read.
+  if (!w->inFlight && !w->deferred) {
     SmallVector<Value> all;
     for (ArrayRef<int64_t> block : index)
       for (int64_t reg : block)

@@ -238,6 +238,10 @@ LogicalResult MmaOp::verify() {
                          << acc.getEncoding();
   if (getInFlight() && !(getTiling() && getTiling()->isWarpgroup()))
     return emitOpError() << "in_flight needs a warpgroup (wgmma) tiling";
+  if (getDeferred() &&
+      (getInFlight() || !(getTiling() && getTiling()->isWarpgroup())))
+    return emitOpError() << "deferred needs a warpgroup (wgmma) tiling and "
+                            "excludes in_flight";
   return success();
 }
 

@@ -427,13 +427,18 @@ def TileGpu_MmaOp : TileGpu_Op<"mma", [MemoryEffects<[MemRead]>,
     otherwise ldmatrix and mma.sync. `in_flight`: the wgmma may still run
     when the op returns, its result defined only after a `wait_mma` (or the
     next `mma` of the chain, which waits for all but one group).
+    `deferred` (wgmma only): the group is committed and the op returns
+    without waiting at all; a later `wait_mma` whose `pending` counts the
+    groups committed after this one takes the result
+    (tile-defer-mma-waits).
   }];
   let arguments = (ins AnyTypeOf<[AnyRankedTensor, TileGpu_SharedBuffer]>:$a,
                    TileGpu_SharedBuffer:$b, AnyRankedTensor:$acc,
                    UnitAttr:$b_transposed, UnitAttr:$in_flight,
                    UnitAttr:$a_transposed,
                    UnitAttr:$fast_accumulation,
-                   OptionalAttr<Tile_MmaTilingAttr>:$tiling);
+                   OptionalAttr<Tile_MmaTilingAttr>:$tiling,
+                   UnitAttr:$deferred);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` qualified(type($b)) `->` type($result)

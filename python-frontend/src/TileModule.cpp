@@ -106,6 +106,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.splitUniformMasks = options["split_masks"].cast<bool>();
   if (options.contains("bulk_reduce"))
     opts.bulkReduce = options["bulk_reduce"].cast<bool>();
+  if (options.contains("defer_mma_waits"))
+    opts.deferMmaWaits = options["defer_mma_waits"].cast<bool>();
   if (options.contains("staged_mma"))
     opts.stagedOperands = options["staged_mma"].cast<bool>();
   if (options.contains("nvptx_register_scheduling"))

@@ -242,7 +242,9 @@ def codegen_switches():
     by TMA bulk reductions: tile-bulk-reduce; off, it needs the staged
     path), TILE_STAGED_MMA=1 (wgmma for an mma whose operand the loop
     computes, staged through shared memory: the fused attention backward's
-    dQ; off, the fused backward measured slower than the two kernels)."""
+    dQ; off, the fused backward measured slower than the two kernels),
+    TILE_DEFER_MMA_WAITS=1 (a loop's wgmmas issued early and each waited
+    for where its result is read: tile-defer-mma-waits)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
     ws_registers = _ws_registers(os.environ.get("TILE_WS_REGISTERS", "").strip())
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
@@ -265,6 +267,7 @@ def codegen_switches():
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
         "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),
+        "defer_mma_waits": os.environ.get("TILE_DEFER_MMA_WAITS", "") not in ("", "0"),
     }
 
 

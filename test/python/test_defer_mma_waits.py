@@ -1,0 +1,73 @@
+"""TILE_DEFER_MMA_WAITS=1 (tile-defer-mma-waits): the attention backward's
+wgmmas issued early and each waited for where its result is first read.
+Off by default: on an H100 (2026-12-06) the two backward kernels ran no
+faster with it and the fused one slower (ptxas spills the extra live
+accumulators), see docs/performance.md.
+
+Without a GPU: the PTX of attention_dq keeps a group in flight and ptxas
+assembles it without spilling. With one: the split and fused backward
+compiled with it, against float64 on ragged lengths."""
+
+import re
+
+import numpy as np
+import pytest
+
+from test_fused_backward import EXAMPLE, _fresh_example, dev  # noqa: F401 - the fixture
+from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
+from test_tma import NO_SPILLS, _ptxas_info, needs_sm90
+from tilehelp import assert_close
+
+
+@needs_sm90
+def test_dq_kernel_keeps_a_group_in_flight(tmp_path):
+    """attention_dq (d 128, 128 queries, 128 keys): S = Q K^T and
+    dP = dO V^T issued back to back, S waited for with one group left
+    (P's exponentials beside dP); without the option every product is
+    waited for with none left."""
+    blocks = "f16[128,4096,128]"
+    sig = ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks, "i32", "f32"])
+
+    def ptx(defer):
+        out = tmp_path / f"defer{defer}"
+        run_tilec([EXAMPLE + "::attention_dq", "--args", sig, "-D", "BM=128", "-D", "BN=128",
+                   "-D", "D=128", "-D", "CAUSAL=False", "--target", "sm_90", "--emit", "ptx",
+                   "-o", str(out)], tmp_path, TILE_DEFER_MMA_WAITS=defer)
+        return (out / "attention_dq.ptx.ptx").read_text()
+
+    deferred, default = ptx("1"), ptx("0")
+    waits = lambda text: re.findall(r"wgmma.wait_group.sync.aligned (\d+);", text)  # noqa: E731
+    assert "1" in waits(deferred)
+    assert set(waits(default)) == {"0"}
+    assert NO_SPILLS in _ptxas_info(tmp_path, deferred, "dq")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_deferred_backward_matches_float64(dev, monkeypatch, d, causal, fused):  # noqa: F811
+    """dQ, dK, dV of the split (attention_dkdv, attention_dq) and fused
+    (attention_dkdvdq, dQ by bulk reductions) backward with every loop's
+    wgmmas deferred, 333 keys (a ragged last block), gradients poisoned,
+    against float64 NumPy."""
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("wgmma is sm_90 only")
+    monkeypatch.setenv("TILE_DEFER_MMA_WAITS", "1")
+    if fused:
+        monkeypatch.setenv("TILE_STAGED_MMA", "1")
+        monkeypatch.setenv("TILE_BULK_REDUCE", "1")
+    fab = _fresh_example(f"fab_defer{int(fused)}")
+    bh, seq = 2, 333
+    rng = np.random.default_rng(d + causal)
+    q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
+    tdev = fab._TorchDevice()
+    qt, kt, vt, dot = (torch.tensor(x, device="cuda") for x in (q, k, v, dout))
+    out, lse = fab.forward(tdev, qt, kt, vt, causal, 64, 64)
+    kv_blocks, q_blocks = fab.sm90_blocks(d)
+    grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
+                         dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused)
+    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+    for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
+        assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
