@@ -10,13 +10,11 @@ compiled with it, against float64 on ragged lengths."""
 
 import re
 
-import numpy as np
 import pytest
 
-from test_fused_backward import EXAMPLE, _fresh_example, dev  # noqa: F401 - the fixture
+from test_fused_backward import EXAMPLE, _fresh_example, check_backward, dev  # noqa: F401 - the fixture
 from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
 from test_tma import NO_SPILLS, _ptxas_info, needs_sm90
-from tilehelp import assert_close
 
 
 @needs_sm90
@@ -58,16 +56,5 @@ def test_deferred_backward_matches_float64(dev, monkeypatch, d, causal, fused): 
     if fused:
         monkeypatch.setenv("TILE_STAGED_MMA", "1")
         monkeypatch.setenv("TILE_BULK_REDUCE", "1")
-    fab = _fresh_example(f"fab_defer{int(fused)}")
-    bh, seq = 2, 333
-    rng = np.random.default_rng(d + causal)
-    q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
-    tdev = fab._TorchDevice()
-    qt, kt, vt, dot = (torch.tensor(x, device="cuda") for x in (q, k, v, dout))
-    out, lse = fab.forward(tdev, qt, kt, vt, causal, 64, 64)
-    kv_blocks, q_blocks = fab.sm90_blocks(d)
-    grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
-                         dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused)
-    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
-    for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
-        assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
+    check_backward(torch, _fresh_example(f"fab_defer{int(fused)}"), d, 333, causal, fused,
+                   seed=d + causal)

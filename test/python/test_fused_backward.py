@@ -47,6 +47,25 @@ def _fresh_example(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def check_backward(torch, fab, d, seq, causal, fused, seed):
+    """The backward of module `fab` (a fresh copy of the example) at the
+    bench's blocks (sm90_blocks), two heads of `seq` f16 random rows,
+    gradients poisoned, against float64 NumPy."""
+    rng = np.random.default_rng(seed)
+    q, k, v, dout = (rng.standard_normal((2, seq, d)).astype(np.float16) for _ in range(4))
+    tdev = fab._TorchDevice()
+    qt, kt, vt, dot = (torch.tensor(x, device="cuda") for x in (q, k, v, dout))
+    out, lse = fab.forward(tdev, qt, kt, vt, causal, 64, 64)
+    kv_blocks, q_blocks = fab.sm90_blocks(d)
+    grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
+                         dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused)
+    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+    for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
+        assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
+
+
 def _sig(d):
     blocks = f"f16[128,4096,{d}]"
     return ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks] * 2 +
@@ -255,16 +274,5 @@ def test_fused_backward_matches_float64(dev, monkeypatch, d, seq, causal, bulk):
     torch = dev.torch
     monkeypatch.setenv("TILE_BULK_REDUCE", bulk)
     monkeypatch.setenv("TILE_STAGED_MMA", "1")
-    fab = _fresh_example(f"fab_bulk{bulk}")
-    bh = 2
-    rng = np.random.default_rng(seq + causal)
-    q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(np.float16) for _ in range(4))
-    tdev = fab._TorchDevice()
-    qt, kt, vt, dot = (torch.tensor(x, device="cuda") for x in (q, k, v, dout))
-    out, lse = fab.forward(tdev, qt, kt, vt, causal, 64, 64)
-    kv_blocks, _ = fab.sm90_blocks(d)
-    grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
-                         dkdv_blocks=kv_blocks, fused_dq=True)
-    wide = [x.astype(np.float64) for x in (q, k, v, dout)]
-    for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
-        assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
+    check_backward(torch, _fresh_example(f"fab_bulk{bulk}"), d, seq, causal, fused=True,
+                   seed=seq + causal)
