@@ -52,6 +52,10 @@ struct CompileOptions {
   bool deferMmaWaits = false;  // a loop's wgmmas issued early, each waited
                                // for where it is read (tile-defer-mma-
                                // waits); TILE_DEFER_MMA_WAITS=1: true
+  bool delayStagedMma = false; // a staged operand's mma one iteration late,
+                               // its slots handed over by mbarriers
+                               // (tile-delay-staged-mma);
+                               // TILE_DELAY_STAGED_MMA=1: true
   bool splitUniformMasks = true; // loops cut where their masks turn all
                                  // true (causal attention masks only the
                                  // diagonal); TILE_SPLIT_MASKS=0: false

@@ -362,6 +362,27 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def TileDelayStagedMma : Pass<"tile-delay-staged-mma", "::mlir::ModuleOp"> {
+  let summary = "Run the mma that reads a staged operand one iteration late, "
+                "its slots handed between the warpgroups by mbarriers";
+  let description = [{
+    In the consumer loop of a warp-specialized kernel whose one
+    `tilegpu.stage_operand` fills a two-slot buffer that one mma reads,
+    whose result only a `tilegpu.bulk_reduce_add` takes (the fused
+    attention backward's dS^T and dQ^T = K^T dS^T), the mma and the
+    reduction run one iteration late (the last iteration's after the
+    loop), and the barrier of all consumer threads in the staging gives
+    way to two pairs of mbarriers: the writers wait for the slot's
+    previous readers (`empty`), write it `unsynchronized` and arrive on
+    `full`; the readers wait on `full`, run the mma and arrive on `empty`.
+    The consumer warpgroups then need not meet every iteration.
+  }];
+  let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TileDeferMmaWaits : Pass<"tile-defer-mma-waits", "::mlir::ModuleOp"> {
   let summary = "Issue a loop body's warpgroup mmas early and wait for each "
                 "where its result is first read";

@@ -241,6 +241,8 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
       pipePm.addPass(createTileOverlapMmaChain(overlap));
     }
   }
+  if (opts.delayStagedMma && opts.warpSpecialize != WarpSpecialization::Off)
+    pipePm.addPass(createTileDelayStagedMma());
   // Only where operands loaded in front of a loop wait in shared memory
   // (TMA rings on sm_90): with them in registers, as on the cp.async ring,
   // the copies of the loop made ptxas spill (attention_dq: 336 bytes).

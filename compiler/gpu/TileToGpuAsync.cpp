@@ -112,7 +112,8 @@ struct ReadSharedPattern : OpConversionPattern<tilegpu::ReadSharedOp> {
 /// chunk of row r, column c at c / 8 ^ r % 8 for 128-byte rows), as many
 /// contiguous ones per store as stay within a 16-byte chunk; then the
 /// fence that makes generic-proxy writes visible to wgmma, and a barrier
-/// (a named one of the role inside a warp-specialized region).
+/// (a named one of the role inside a warp-specialized region) unless the
+/// op is `unsynchronized`.
 struct StageOperandPattern : OpConversionPattern<tilegpu::StageOperandOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -137,7 +138,8 @@ struct StageOperandPattern : OpConversionPattern<tilegpu::StageOperandOp> {
         rewriter, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(rewriter.getContext(),
                                    NVVM::SharedSpace::shared_cta));
-    barrier(rewriter, loc);
+    if (!op.getUnsynchronized())
+      barrier(rewriter, loc);
     rewriter.eraseOp(op);
     return success();
   }

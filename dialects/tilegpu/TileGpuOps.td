@@ -402,12 +402,17 @@ def TileGpu_StageOperandOp : TileGpu_Op<"stage_operand",
     sure no wgmma still reads the bytes being written (the pipeline gives
     the buffer two slots and waits for each wgmma that reads one).
 
+    `unsynchronized`: no barrier after the fence; the caller orders the
+    writes before the reads otherwise (tile-delay-staged-mma's mbarriers,
+    which the writing threads arrive on and the reading ones wait for).
+
     ```mlir
     tilegpu.stage_operand %ds into %slot
         : tensor<128x64xf16, #mma>, !tilegpu.shared<128x64xf16, slots = 1, swizzle = 128>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer);
+  let arguments = (ins AnyRankedTensor:$value, TileGpu_SharedBuffer:$buffer,
+                   UnitAttr:$unsynchronized);
   let assemblyFormat = [{
     $value `into` $buffer attr-dict `:` type($value) `,` qualified(type($buffer))
   }];
