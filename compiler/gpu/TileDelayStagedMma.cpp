@@ -196,26 +196,22 @@ void delay(StagedMma &s, ArrayRef<Operation *> slice) {
   b.setInsertionPointAfter(s.stage);
   tilegpu::MBarrierArriveOp::create(b, loc, full, index, Value());
 
-  // The previous iteration's late part, at the end of the body.
+  // The late part of the iteration before `next` (iv, or the upper bound
+  // after the loop), when `next` is past the lower bound.
+  auto latePartBefore = [&](Value next) {
+    Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, next,
+                                       loop.getLowerBound());
+    auto guard = scf::IfOp::create(b, loc, past, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    Value iv = arith::SubIOp::create(b, loc, next, loop.getStep());
+    emitLatePart(b, s, slice, iv, full, empty);
+    return guard;
+  };
   b.setInsertionPoint(loop.getBody()->getTerminator());
-  Value notFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                            loop.getInductionVar(), loop.getLowerBound());
-  auto inLoop = scf::IfOp::create(b, loc, notFirst, /*withElseRegion=*/false);
-  b.setInsertionPoint(inLoop.thenBlock()->getTerminator());
-  Value previous =
-      arith::SubIOp::create(b, loc, loop.getInductionVar(), loop.getStep());
-  emitLatePart(b, s, slice, previous, full, empty);
-
-  // The last iteration's, after the loop.
+  latePartBefore(loop.getInductionVar());
   b.setInsertionPointAfter(loop);
-  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                    loop.getUpperBound(), loop.getLowerBound());
-  auto after = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
-  b.setInsertionPoint(after.thenBlock()->getTerminator());
-  Value last =
-      arith::SubIOp::create(b, loc, loop.getUpperBound(), loop.getStep());
-  emitLatePart(b, s, slice, last, full, empty);
+  scf::IfOp after = latePartBefore(loop.getUpperBound());
   b.setInsertionPointAfter(after);
   gpu::BarrierOp::create(b, loc);
   for (Value bars : {full, empty})
