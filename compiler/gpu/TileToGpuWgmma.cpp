@@ -245,9 +245,13 @@ LogicalResult mlir::tile::lowerWarpgroupMma(tilegpu::MmaOp op, Value acc,
       bKMajor
           ? MatrixDescriptor(rewriter, loc, bAddr, 16, 8 * bSwizzle, bSwizzle)
           : MatrixDescriptor(rewriter, loc, bAddr, k * 128, 1024);
-  // The warpgroup's first row: 64 rows per group.
-  Value group = arith::DivUIOp::create(rewriter, loc, warpId(rewriter, loc),
-                                       constI32(rewriter, loc, 4));
+  // The warpgroup's first row: 64 rows per group. A staged operand's
+  // mma runs every iteration with A invariant: its descriptors are derived
+  // here, not held in registers across the loop.
+  Value tid = aMMajor ? threadIdXInPlace(rewriter, loc)
+                      : threadIdX(rewriter, loc);
+  Value group = arith::DivUIOp::create(rewriter, loc, tid,
+                                       constI32(rewriter, loc, 128));
   aDesc.advanceBy(
       rewriter, loc,
       arith::MulIOp::create(rewriter, loc, group,

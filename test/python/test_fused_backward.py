@@ -144,9 +144,11 @@ def test_fused_backward_bulk_reduce(tmp_path, d):
     # The staging stores of dS^T and dQ derive their addresses where they
     # run (threadIdXInPlace): hoisted out of the loop they were about 60
     # registers ptxas spilled and reloaded every iteration (512 bytes of
-    # spill stores at d 128, 264 at d 64; now 116 and 100).
+    # spill stores at d 128, 264 at d 64; then 116 and 100). So do the
+    # descriptors of dQ's product (its A, K, is invariant): 116 -> 60 at
+    # d 128.
     spilled = int(re.search(r"(\d+) bytes spill stores", report).group(1))
-    assert spilled <= 128, report
+    assert spilled <= (64 if d == 128 else 128), report
     _, default_ptx = _fused_stages(tmp_path / "default", d, False)
     assert "cp.reduce.async.bulk" not in default_ptx and "atom.global.add.f32" in default_ptx
 
