@@ -57,7 +57,6 @@ namespace {
 /// The ops of one consumer loop the pass moves.
 struct StagedMma {
   scf::ForOp loop;
-  scf::IfOp roles; // the warp-specialized scf.if
   tilegpu::StageOperandOp stage;
   tilegpu::SlotOp slot; // the staged slot, of a two-slot buffer
   tilegpu::MmaOp mma;
@@ -65,15 +64,13 @@ struct StagedMma {
 };
 
 std::optional<StagedMma> matchStagedMma(scf::ForOp loop) {
-  auto roles = dyn_cast<scf::IfOp>(loop->getParentOp());
-  if (!roles || !roles->hasAttr("tilegpu.warp_specialized") ||
-      loop->getParentRegion() != &roles.getElseRegion())
+  if (!isConsumerLoop(loop))
     return std::nullopt;
   SmallVector<tilegpu::StageOperandOp> stages(
       loop.getBody()->getOps<tilegpu::StageOperandOp>());
   if (stages.size() != 1)
     return std::nullopt;
-  StagedMma s{loop, roles, stages.front(), {}, {}, {}};
+  StagedMma s{loop, stages.front(), {}, {}, {}};
   s.slot = s.stage.getBuffer().getDefiningOp<tilegpu::SlotOp>();
   if (!s.slot || s.slot->getBlock() != loop.getBody() ||
       s.slot.getRing().getType().getSlots() != 2)
@@ -127,20 +124,16 @@ FailureOr<SmallVector<Operation *>> lateSlice(StagedMma &s) {
   return ordered;
 }
 
-Value c32(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, v, 32);
-}
-
 /// (iteration % 2, parity of the slot's `use`-th phase) for iteration
 /// `k` of the loop; `ahead` shifts the phase (the empty barrier's first
 /// waits pass at once).
 std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, Value k,
                                       int64_t ahead) {
-  Value slot = arith::RemSIOp::create(b, loc, k, c32(b, loc, 2));
+  Value slot = arith::RemSIOp::create(b, loc, k, constI32(b, loc, 2));
   Value use = arith::AddIOp::create(
-      b, loc, arith::DivSIOp::create(b, loc, k, c32(b, loc, 2)),
-      c32(b, loc, ahead));
-  return {slot, arith::RemSIOp::create(b, loc, use, c32(b, loc, 2))};
+      b, loc, arith::DivSIOp::create(b, loc, k, constI32(b, loc, 2)),
+      constI32(b, loc, ahead));
+  return {slot, arith::RemSIOp::create(b, loc, use, constI32(b, loc, 2))};
 }
 
 /// The late part of iteration `iv` (an induction-variable value): the
@@ -168,19 +161,17 @@ void emitLatePart(OpBuilder &b, StagedMma &s, ArrayRef<Operation *> slice,
 void delay(StagedMma &s, ArrayRef<Operation *> slice) {
   scf::ForOp loop = s.loop;
   Location loc = loop.getLoc();
-  auto attr = s.roles->getAttrOfType<tilegpu::WarpSpecializedAttr>(
-      tilegpu::WarpSpecializedAttr::getAttrName());
-  int64_t consumers = attr.getConsumers() * 32;
+  int64_t consumers = warpRoleOf(loop->getParentRegion())->threads();
 
   // The barriers: initialized with the ring's, before the roles split.
-  OpBuilder b(s.roles);
+  OpBuilder b(loop->getParentOp());
   auto type = tilegpu::MBarriersType::get(b.getContext(), 2);
   Value full = tilegpu::AllocMBarriersOp::create(b, loc, type, IntegerAttr());
   Value empty = tilegpu::AllocMBarriersOp::create(b, loc, type, IntegerAttr());
   for (Value bars : {full, empty})
     for (int64_t i = 0; i < 2; ++i)
-      tilegpu::MBarrierInitOp::create(b, loc, bars, c32(b, loc, i),
-                                      c32(b, loc, consumers));
+      tilegpu::MBarrierInitOp::create(b, loc, bars, constI32(b, loc, i),
+                                      constI32(b, loc, consumers));
 
   // The staging: wait until the slot's last readers are done, write it
   // without the barrier, arrive.
@@ -216,7 +207,7 @@ void delay(StagedMma &s, ArrayRef<Operation *> slice) {
   gpu::BarrierOp::create(b, loc);
   for (Value bars : {full, empty})
     for (int64_t i = 0; i < 2; ++i)
-      tilegpu::MBarrierInvalOp::create(b, loc, bars, c32(b, loc, i));
+      tilegpu::MBarrierInvalOp::create(b, loc, bars, constI32(b, loc, i));
 
   s.reduce->erase();
   s.mma->erase();

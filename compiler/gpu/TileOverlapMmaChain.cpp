@@ -68,12 +68,6 @@ struct Chain {
   DenseSet<Operation *> late;
 };
 
-bool isConsumerLoop(scf::ForOp loop) {
-  auto branch = dyn_cast<scf::IfOp>(loop->getParentOp());
-  return branch && branch->hasAttr("tilegpu.warp_specialized") &&
-         loop->getParentRegion() == &branch.getElseRegion();
-}
-
 /// The slots of the ring the loop's mmas read B from (0: not a ring slot).
 int64_t ringSlots(tilegpu::MmaOp mma) {
   auto slot = mma.getB().getDefiningOp<tilegpu::SlotOp>();
@@ -152,13 +146,6 @@ std::optional<Chain> matchChain(scf::ForOp loop) {
   return chain;
 }
 
-/// The consumer threads of the loop's warp-specialized kernel.
-int64_t consumerThreads(scf::ForOp loop) {
-  auto roles = loop->getParentOp()->getAttrOfType<tilegpu::WarpSpecializedAttr>(
-      tilegpu::WarpSpecializedAttr::getAttrName());
-  return roles.getConsumers() * 32;
-}
-
 void rotate(Chain &chain, bool withPingPong) {
   scf::ForOp loop = chain.loop;
   Block *body = loop.getBody();
@@ -205,7 +192,7 @@ void rotate(Chain &chain, bool withPingPong) {
   };
   // Two consumer warpgroups take turns at each iteration's two mmas.
   std::optional<PingPongTurns> turns;
-  int64_t threads = consumerThreads(loop);
+  int64_t threads = warpRoleOf(loop->getParentRegion())->threads();
   if (withPingPong && threads == 256) {
     Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
     turns = startTurns(b, loc, tid, threads);

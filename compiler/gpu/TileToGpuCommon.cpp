@@ -221,6 +221,13 @@ std::optional<WarpRole> mlir::tile::warpRoleOf(Region *region) {
   return std::nullopt;
 }
 
+bool mlir::tile::isConsumerLoop(Operation *loop) {
+  auto branch = dyn_cast_or_null<scf::IfOp>(loop->getParentOp());
+  return branch &&
+         branch->hasAttr(tilegpu::WarpSpecializedAttr::getAttrName()) &&
+         loop->getParentRegion() == &branch.getElseRegion();
+}
+
 int64_t mlir::tile::blockWarps(Operation *func, int64_t numWarps) {
   func->walk([&](scf::IfOp ifOp) {
     if (auto roles = ifOp->getAttrOfType<tilegpu::WarpSpecializedAttr>(
