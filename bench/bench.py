@@ -491,21 +491,25 @@ def run_attention_backward(shapes):
     poisoned); the check compares them with SDPA's."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import flash_attention_backward as FAB
+    import importlib.util
+
+    def example_copy(name):
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(HERE, "..", "examples", "flash_attention_backward.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
     # A second copy of the example, whose kernels compile with
     # TILE_BULK_REDUCE=1 (dQ by TMA bulk reductions; the option is read when
     # a kernel compiles): its row beside the atomics', in one process.
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        "fab_bulk", os.path.join(HERE, "..", "examples", "flash_attention_backward.py"))
-    FAB_BULK = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(FAB_BULK)
-
+    FAB_BULK = example_copy("fab_bulk")
     # And a third, compiled with TILE_SPLIT_MASKS=0: its loops keep their
     # masks where they are all true (before tile-split-uniform-masks).
-    spec = importlib.util.spec_from_file_location(
-        "fab_nosplit", os.path.join(HERE, "..", "examples", "flash_attention_backward.py"))
-    FAB_NOSPLIT = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(FAB_NOSPLIT)
+    FAB_NOSPLIT = example_copy("fab_nosplit")
+    # And a fourth, the fused kernel with TILE_DELAY_STAGED_MMA=1 too (dQ's
+    # product one iteration late: the warpgroups hand dS over by mbarriers).
+    FAB_DELAYED = example_copy("fab_delayed")
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -562,6 +566,10 @@ def run_attention_backward(shapes):
                 ("tile-fused-dq", with_env("TILE_STAGED_MMA", "1", tile_bwd_fused), check),
                 ("tile-fused-dq-bulk", with_env("TILE_STAGED_MMA", "1", with_env(
                     "TILE_BULK_REDUCE", "1", lambda: tile_bwd_fused(FAB_BULK))), check),
+                ("tile-fused-dq-delayed", with_env("TILE_STAGED_MMA", "1", with_env(
+                    "TILE_BULK_REDUCE", "1", with_env("TILE_DELAY_STAGED_MMA", "1",
+                                                      lambda: tile_bwd_fused(FAB_DELAYED)))),
+                 check),
             ], flops=fl)
 
 
