@@ -9,7 +9,8 @@ backward (default: norms and matmul; cluster is tile's matmul with and
 without clusters of two; attention is tile's forward beside SDPA's at head
 dim 128, attention-d64 the same at 64, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
-backward; backward-fused adds the fused attention_dkdvdq). Needs a GPU, torch and
+backward; backward-fused adds the fused attention_dkdvdq, backward-delayed
+the fused one with its dQ product one iteration late). Needs a GPU, torch and
 triton."""
 import os
 import sys
@@ -87,14 +88,16 @@ def attention(D=128):
     torch.cuda.synchronize()
 
 
-def backward(fused=False):
+def backward(fused=False, delayed=False):
     """f16 B4 H32 L4096 D128, non-causal: the example's attention_dkdv and
     attention_dq (bench's blocks) and SDPA's backward; `fused`: the fused
-    attention_dkdvdq (TILE_STAGED_MMA=1, TILE_BULK_REDUCE=1) too."""
+    attention_dkdvdq (TILE_STAGED_MMA=1, TILE_BULK_REDUCE=1) too; `delayed`:
+    it with TILE_DELAY_STAGED_MMA=1."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import math
     if fused:  # read when the kernels compile, before the module loads
-        os.environ.update(TILE_STAGED_MMA="1", TILE_BULK_REDUCE="1")
+        os.environ.update(TILE_STAGED_MMA="1", TILE_BULK_REDUCE="1",
+                          TILE_DELAY_STAGED_MMA="1" if delayed else "0")
     import flash_attention_backward as FAB
     Bz, H, L, D = 4, 32, 4096, 128
     q, k, v, do = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16)
@@ -127,4 +130,5 @@ if __name__ == "__main__":
     for g in groups:
         {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
          "attention-d64": lambda: attention(64), "backward": backward,
-         "backward-fused": lambda: backward(fused=True)}[g]()
+         "backward-fused": lambda: backward(fused=True),
+         "backward-delayed": lambda: backward(fused=True, delayed=True)}[g]()

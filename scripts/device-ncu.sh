@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: Nsight Compute on tile's kernels and their Triton
 # peers (bench/ncu_targets.py), reports as text under $OUT.
-# Usage: bash scripts/device-ncu.sh [norms] [matmul] [cluster] [attention] [attention-d64] [backward] [backward-fused]
+# Usage: bash scripts/device-ncu.sh [norms] [matmul] [cluster] [attention] [attention-d64] [backward] [backward-fused] [backward-delayed]
 # KERNELS: a regex of the kernel names to profile (default: tile's and peers').
 set -uo pipefail
 cd "$(dirname "$0")/.."
