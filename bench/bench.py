@@ -532,11 +532,12 @@ def run_attention_backward(shapes):
             out, lse = FAB.forward(dev, q, k, v, causal, 64, 64)
             out = out.to(q.dtype)  # O as TileAttention keeps it (and SDPA its own)
             fast = FAB._TorchDevice(poison=False)
+            serial = FAB._TorchDevice(poison=False, overlap=False)
             got = []
 
-            def tile_bwd(fab=FAB):
+            def tile_bwd(fab=FAB, dev=fast):
                 kv_blocks, q_blocks = fab.sm90_blocks(D)
-                got[:] = fab.backward(fast, q, k, v, out, lse, dout, causal, 64, 64,
+                got[:] = fab.backward(dev, q, k, v, out, lse, dout, causal, 64, 64,
                                       dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
                                       grad_dtype=q.dtype)
 
@@ -558,6 +559,9 @@ def run_attention_backward(shapes):
                 ("torch-sdpa", lambda: torch.autograd.grad(ref_out, (qt, kt, vt), dout4,
                                                            retain_graph=True), lambda: None),
                 ("tile", tile_bwd, check),
+                # The dK/dV and dQ kernels one after the other on one stream
+                # (tile's row runs them on two).
+                ("tile-one-stream", lambda: tile_bwd(dev=serial), check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
                 # The fused kernel as designed: its dQ product on wgmma

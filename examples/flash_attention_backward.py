@@ -263,12 +263,15 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
         if not wide:
             attention_cast[(tile.cdiv(seq, bm), batch_heads)](dq_acc, dq, BM=bm, D=d)
         return dq, dk, dv
-    attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
-        q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
-        CAUSAL=causal, GROUP=group)
-    attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
-        q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d, CAUSAL=causal,
-        GROUP=group)
+    # Neither kernel reads the other's results: on torch they run on two
+    # streams, so that one's last, partly empty wave overlaps the other.
+    dev.concurrently(
+        lambda: attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
+            q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
+            CAUSAL=causal, GROUP=group),
+        lambda: attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
+            q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d,
+            CAUSAL=causal, GROUP=group))
     return dq, dk, dv
 
 
@@ -326,13 +329,16 @@ try:
                                   fused_dq=fused_dq)
             return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None, None, None
 
+    _side_streams = {}  # device -> the side stream of _TorchDevice.concurrently
+
     class _TorchDevice:
         """What forward/backward allocate with, as torch CUDA tensors: NumPy
         or torch dtypes, poisoned with NaN (unless `poison` is off, as a
-        benchmark allocates)."""
+        benchmark allocates); `overlap`: independent kernels on two
+        streams (concurrently)."""
 
-        def __init__(self, poison=True):
-            self.poison = poison
+        def __init__(self, poison=True, overlap=True):
+            self.poison, self.overlap = poison, overlap
 
         def empty(self, shape, dtype):
             if not isinstance(dtype, torch.dtype):
@@ -343,6 +349,27 @@ try:
 
         def fill_zero(self, x):
             x.zero_()
+
+        def concurrently(self, *launches):
+            """The first launch on the current stream, the others on a
+            side stream that starts after the work queued so far; the
+            current stream then waits for them. With 4096 blocks of one
+            size on 132 SMs, each kernel's last wave holds 4 blocks: the
+            other kernel's blocks fill the idle SMs."""
+            if not self.overlap:
+                for launch in launches:
+                    launch()
+                return
+            main = torch.cuda.current_stream()
+            side = _side_streams.get(main.device)
+            if side is None:
+                side = _side_streams[main.device] = torch.cuda.Stream(main.device)
+            side.wait_stream(main)
+            launches[0]()
+            with torch.cuda.stream(side):
+                for launch in launches[1:]:
+                    launch()
+            main.wait_stream(side)
 except ImportError:  # the CPU backend's machines need no torch
     torch = None
 
