@@ -154,11 +154,12 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
 # each iteration, K read transposed from its one copy; with 128 (d 64)
 # dQ = dS K as written, dS^T in shared memory as A's M-major form; Q and dO
 # stream through a TMA ring that reads ahead of the atomics (launches with
-# dq_acc overlapping Q or dO are refused). On the H200 (2026-12-05) that
-# path is right but slower than the two kernels (0.54-0.58x SDPA, 0.64-0.68x
-# with TILE_BULK_REDUCE=1, against 0.71-0.73x), so it stays off; the bench
-# times this kernel beside the two (bench.py `attention-bwd`, rows
-# tile-fused-dq*), and TileAttention keeps attention_dq.
+# dq_acc overlapping Q or dO are refused). On an H100 (2026-12-06) that
+# path is right but slower than the two kernels (0.75-0.92x SDPA with
+# TILE_BULK_REDUCE=1, 0.79-0.93x with TILE_DELAY_STAGED_MMA=1 too, against
+# 0.87-0.99x), so it stays off; the bench times this kernel beside the two
+# (bench.py `attention-bwd`, rows tile-fused-dq*), and TileAttention keeps
+# attention_dq.
 @tile.kernel(num_warps=8)
 def attention_dkdvdq(q, k, v, dout, lse, delta, dk, dv, dq_acc, seq, scale,
                      BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],

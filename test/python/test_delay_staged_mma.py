@@ -1,8 +1,8 @@
 """TILE_DELAY_STAGED_MMA=1 (tile-delay-staged-mma): the fused attention
 backward's dQ product one iteration late, dS's two staging slots handed
 between the consumer warpgroups by mbarriers instead of a barrier of both
-every iteration. Off by default: built 2026-12-06 after the session's GPU
-time was spent, not yet run on a GPU (see docs/performance.md).
+every iteration. Off by default: correct on an H100 (2026-12-06), but no
+faster than the fused kernel without it (docs/performance.md).
 
 Without a GPU: the pipelined IR, the PTX's wgmmas and ptxas. With one:
 the gradients against float64 on ragged lengths."""
