@@ -2,6 +2,7 @@
 # Runs on the GPU machine, in the tree the device tool copies, with bundle/
 # carried: the GPU test suite, the examples and the benchmarks, results to $OUT.
 # Usage: bash scripts/device-run.sh [tests|examples|bench|all] [bench args...]
+#        bash scripts/device-run.sh python SCRIPT [args...]  (e.g. bench/sweep_backward.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tile-out}
@@ -45,6 +46,10 @@ if [[ $what == all || $what == examples ]]; then
   for ex in examples/*.py; do
     echo "== $ex"; python3 "$ex" 2>&1 | tail -5 || status=1
   done 2>&1 | tee "$OUT/examples.txt"
+fi
+if [[ $what == python ]]; then
+  timeout ${BENCH_TIMEOUT:-300} python3 "$@" 2>&1 | tee "$OUT/python-log.txt" | tail -60
+  status=${PIPESTATUS[0]}
 fi
 if [[ $what == all || $what == bench ]]; then
   timeout ${BENCH_TIMEOUT:-300} python3 bench/bench.py --out "$OUT" "$@" 2>&1 | tee "$OUT/bench-log.txt" | tail -60
