@@ -357,7 +357,8 @@ try:
             current stream then waits for them. With 4096 blocks of one
             size on 132 SMs, each kernel's last wave holds 4 blocks: the
             other kernel's blocks fill the idle SMs."""
-            if not self.overlap:
+            # Traced by torch.compile: one stream (the graph orders launches).
+            if not self.overlap or torch.compiler.is_compiling():
                 for launch in launches:
                     launch()
                 return
