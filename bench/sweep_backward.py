@@ -1,8 +1,8 @@
 """Times the attention backward's two kernels (attention_dkdv, attention_dq of
 examples/flash_attention_backward.py, sm90_blocks) alone, under each pair of
-hints num_stages x ws_registers, in interleaved rounds (medians); every
-variant's gradients are checked against the default's first. Needs a GPU and
-torch.
+hints num_stages x ws_registers and in clusters of two, in interleaved rounds
+(medians); every variant's gradients are checked against the default's
+first. Needs a GPU and torch.
 
     python3 bench/sweep_backward.py [--batch 1] [--seq 16384] [--dim 128] [--causal]
 """
@@ -21,6 +21,11 @@ import flash_attention_backward as FAB  # noqa: E402
 
 STAGES = (0, 2, 4)  # 0: the compiler's choice (3 at d 128)
 REGISTER_SPLITS = (None, (24, 240), (56, 224))  # None: the default (40, 232)
+# And clusters of two at the defaults: neighbouring blocks of one head share
+# each streamed block by TMA multicast (non-causal only: causal blocks'
+# loops differ in length).
+HINTS = [dict(num_stages=stages, ws_registers=split)
+         for stages in STAGES for split in REGISTER_SPLITS]
 
 
 def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal):
@@ -29,17 +34,16 @@ def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal):
     heads, kv_heads = q.shape[0], k.shape[0]
     scale = d ** -0.5
     out = {}
-    for stages in STAGES:
-        for split in REGISTER_SPLITS:
-            hints = dict(num_stages=stages, ws_registers=split)
-            dkdv = FAB.attention_dkdv.replace_hints(**hints)
-            dqk = FAB.attention_dq.replace_hints(**hints)
-            out[f"dkdv stages {stages} ws {split}"] = (lambda kern=dkdv: kern[(
-                -(-seq // kv_bn), kv_heads)](q, k, v, do, lse, delta, dk, dv, seq, scale,
-                                            BM=kv_bm, BN=kv_bn, D=d, CAUSAL=causal), (dk, dv))
-            out[f"dq   stages {stages} ws {split}"] = (lambda kern=dqk: kern[(
-                -(-seq // q_bm), heads)](q, k, v, do, lse, delta, dq, seq, scale, BM=q_bm,
-                                         BN=q_bn, D=d, CAUSAL=causal), (dq,))
+    for hints in HINTS + ([] if causal else [dict(num_ctas=2)]):
+        label = " ".join(f"{key} {value}" for key, value in hints.items())
+        dkdv = FAB.attention_dkdv.replace_hints(**hints)
+        dqk = FAB.attention_dq.replace_hints(**hints)
+        out[f"dkdv {label}"] = (lambda kern=dkdv: kern[(-(-seq // kv_bn), kv_heads)](
+            q, k, v, do, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
+            CAUSAL=causal), (dk, dv))
+        out[f"dq   {label}"] = (lambda kern=dqk: kern[(-(-seq // q_bm), heads)](
+            q, k, v, do, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d, CAUSAL=causal),
+            (dq,))
     return out
 
 
@@ -89,7 +93,7 @@ def main():
             times[name].append(start.elapsed_time(end) / 3)
     print(f"{torch.cuda.get_device_name()}: B*H {bh} L {seq} D {d} causal {a.causal}")
     for name in variants:
-        print(f"{name:34s} {statistics.median(times[name]):8.3f} ms")
+        print(f"{name:44s} {statistics.median(times[name]):8.3f} ms")
 
 
 if __name__ == "__main__":
