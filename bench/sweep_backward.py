@@ -4,7 +4,7 @@ hints num_stages x ws_registers and in clusters of two, in interleaved rounds
 (medians); every variant's gradients are checked against the default's
 first. Needs a GPU and torch.
 
-    python3 bench/sweep_backward.py [--batch 1] [--seq 16384] [--dim 128] [--causal]
+    python3 bench/sweep_backward.py [--batch 1] [--seq 16384] [--dim 128] [--causal] [--quick]
 """
 import argparse
 import os
@@ -28,13 +28,13 @@ HINTS = [dict(num_stages=stages, ws_registers=split)
          for stages in STAGES for split in REGISTER_SPLITS]
 
 
-def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal):
+def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal, hint_sets):
     """name -> (launch, the gradients it writes)."""
     (kv_bm, kv_bn), (q_bm, q_bn) = FAB.sm90_blocks(d)
     heads, kv_heads = q.shape[0], k.shape[0]
     scale = d ** -0.5
     out = {}
-    for hints in HINTS + ([] if causal else [dict(num_ctas=2)]):
+    for hints in hint_sets + ([] if causal else [dict(num_ctas=2)]):
         label = " ".join(f"{key} {value}" for key, value in hints.items())
         dkdv = FAB.attention_dkdv.replace_hints(**hints)
         dqk = FAB.attention_dq.replace_hints(**hints)
@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true",
+                    help="the defaults, 4 stages, ws (24, 240) and clusters only")
     a = ap.parse_args()
     bh, seq, d = a.batch * a.heads, a.seq, a.dim
     q, k, v, do = (torch.randn(bh, seq, d, device="cuda", dtype=torch.float16)
@@ -64,7 +66,11 @@ def main():
     delta = torch.empty(bh, seq, device="cuda")
     FAB.attention_delta[(-(-seq // 64), bh)](out.half(), do, delta, BM=64, D=d)
     dq, dk, dv = (torch.empty_like(t) for t in (q, k, v))
-    variants = kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, a.causal)
+    hint_sets = HINTS
+    if a.quick:
+        hint_sets = [dict(), dict(num_stages=4), dict(ws_registers=(24, 240))]
+    variants = kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, a.causal,
+                               hint_sets)
     first = {}
     for name in list(variants):
         launch, grads = variants[name]
