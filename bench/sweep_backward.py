@@ -28,13 +28,14 @@ HINTS = [dict(num_stages=stages, ws_registers=split)
          for stages in STAGES for split in REGISTER_SPLITS]
 
 
-def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal, hint_sets):
+def kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, causal, hint_sets,
+                    clusters=True):
     """name -> (launch, the gradients it writes)."""
     (kv_bm, kv_bn), (q_bm, q_bn) = FAB.sm90_blocks(d)
     heads, kv_heads = q.shape[0], k.shape[0]
     scale = d ** -0.5
     out = {}
-    for hints in hint_sets + ([] if causal else [dict(num_ctas=2)]):
+    for hints in hint_sets + ([] if causal or not clusters else [dict(num_ctas=2)]):
         label = " ".join(f"{key} {value}" for key, value in hints.items())
         dkdv = FAB.attention_dkdv.replace_hints(**hints)
         dqk = FAB.attention_dq.replace_hints(**hints)
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true",
                     help="the defaults, 4 stages, ws (24, 240) and clusters only")
+    ap.add_argument("--no-clusters", action="store_true",
+                    help="leave out the clusters of two")
     a = ap.parse_args()
     bh, seq, d = a.batch * a.heads, a.seq, a.dim
     q, k, v, do = (torch.randn(bh, seq, d, device="cuda", dtype=torch.float16)
@@ -70,7 +73,7 @@ def main():
     if a.quick:
         hint_sets = [dict(), dict(num_stages=4), dict(ws_registers=(24, 240))]
     variants = kernel_variants(q, k, v, do, lse, delta, dq, dk, dv, seq, d, a.causal,
-                               hint_sets)
+                               hint_sets, clusters=not a.no_clusters)
     first = {}
     for name in list(variants):
         launch, grads = variants[name]

@@ -39,8 +39,13 @@ def TileGpu_SharedBufferType : TileGpu_Type<"SharedBuffer", "shared"> {
     int64_t getSlotBytes() const;
     int64_t getTotalBytes() const { return getSlots() * getSlotBytes(); }
     /// The alignment the layout needs: the swizzle pattern is computed on
-    /// address bits 4..9, so swizzled blocks start at 1024 bytes.
-    int64_t getAlignment() const { return getSwizzle() ? 1024 : 16; }
+    /// address bits 4..9, so swizzled blocks start at 1024 bytes; TMA
+    /// copies dense blocks to and from 128-byte aligned addresses only (a
+    /// misaligned one faults); padded rows, which only ldmatrix and vector
+    /// accesses touch, need 16.
+    int64_t getAlignment() const {
+      return getSwizzle() ? 1024 : getRowStride() ? 16 : 128;
+    }
     /// The same buffer with `n` slots.
     SharedBufferType withSlots(int64_t n) const;
   }];

@@ -1,11 +1,11 @@
 // RUN: tile-opt %s --split-input-file --tile-allocate-shared | FileCheck %s
 // Buffers live at the same time are laid out one after the other, each at
-// its type's alignment (1024 bytes for swizzled panels, 16 for padded rows,
-// 8 for mbarriers); the kernel records where they end, where
+// its type's alignment (1024 bytes for swizzled panels, 128 for dense blocks,
+// which TMA reads and writes, 16 for padded rows, 8 for mbarriers); the kernel records where they end, where
 // convert-tile-to-gpu's scratch starts.
 
 // CHECK-LABEL: func.func @rings
-// CHECK-SAME: tilegpu.shared_bytes = 99328 : i64
+// CHECK-SAME: tilegpu.shared_bytes = 99344 : i64
 func.func @rings(%i: i32) attributes {tile.kernel} {
   // 4 x 8 KB swizzled: [0, 32768).
   // CHECK: tilegpu.alloc_shared {offset = 0 : i64} : !tilegpu.shared<128x32xf16, slots = 4, swizzle = 64>
@@ -19,8 +19,10 @@ func.func @rings(%i: i32) attributes {tile.kernel} {
   // Swizzled again: up to the next 1024 (50176), 3 x 16 KB: [50176, 99328).
   // CHECK: tilegpu.alloc_shared {offset = 50176 : i64} : !tilegpu.shared<64x128xf16, slots = 3, swizzle = 128>
   %b = tilegpu.alloc_shared : !tilegpu.shared<64x128xf16, slots = 3, swizzle = 128>
-  // One f32 (16 bytes): first fit, in the gap below the swizzled buffer.
-  // CHECK: tilegpu.alloc_shared {offset = 50064 : i64} : !tilegpu.shared<1x1xf32, slots = 1>
+  // One dense f32 (16 bytes): the gap below the swizzled buffer,
+  // [50064, 50176), has no 128-byte aligned start (a TMA copy into 16-byte
+  // aligned bytes faults), so it goes after: [99328, 99344).
+  // CHECK: tilegpu.alloc_shared {offset = 99328 : i64} : !tilegpu.shared<1x1xf32, slots = 1>
   %s = tilegpu.alloc_shared : !tilegpu.shared<1x1xf32, slots = 1>
   // All still in use here.
   %sa = tilegpu.slot %a[%i] : !tilegpu.shared<128x32xf16, slots = 4, swizzle = 64> -> !tilegpu.shared<128x32xf16, slots = 1, swizzle = 64>
@@ -136,5 +138,23 @@ func.func @warp_specialized(%n: i32, %producer: i1) attributes {tile.kernel} {
     %t = tilegpu.slot %stage[%c0] : !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72> -> !tilegpu.shared<64x64xf16, slots = 1, row_stride = 72>
     %b = tile.bid 0
   } {tilegpu.warp_specialized = #tilegpu.warp_specialized<consumers = 8, producers = 4>}
+  return
+}
+
+// -----
+
+// A dense ring after a barrier (as a ring of lse rows streamed by TMA in a
+// cluster kernel, whose barriers come first) starts at 128 bytes, not at
+// the barrier's end: a TMA copy to a 16-byte aligned slot faults with
+// "misaligned address". Its slots (256 bytes) stay 128-byte aligned.
+// CHECK-LABEL: func.func @dense_after_barrier
+// CHECK-SAME: tilegpu.shared_bytes = 896 : i64
+// CHECK: tilegpu.alloc_mbarriers {offset = 0 : i64} : !tilegpu.mbarriers<3>
+// CHECK: tilegpu.alloc_shared {offset = 128 : i64} : !tilegpu.shared<1x64xf32, slots = 3>
+func.func @dense_after_barrier(%i: i32) attributes {tile.kernel} {
+  %m = tilegpu.alloc_mbarriers : !tilegpu.mbarriers<3>
+  %r = tilegpu.alloc_shared : !tilegpu.shared<1x64xf32, slots = 3>
+  tilegpu.mbarrier_arrive %m[%i] : !tilegpu.mbarriers<3>
+  %s = tilegpu.slot %r[%i] : !tilegpu.shared<1x64xf32, slots = 3> -> !tilegpu.shared<1x64xf32, slots = 1>
   return
 }

@@ -145,6 +145,43 @@ def test_clustered_attention_fits_shared_memory(tmp_path, d):
     assert "nvvm.cluster.wait" in gpu and "multicast" in gpu  # it is clustered
 
 
+BACKWARD_PAIRS = f"""
+import importlib.util, sys
+sys.path.insert(0, {os.path.join(ROOT, "examples")!r})
+spec = importlib.util.spec_from_file_location(
+    "fab_pairs", {os.path.join(ROOT, "examples", "flash_attention_backward.py")!r})
+K = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(K)
+attention_dkdv = K.attention_dkdv.replace_hints(num_ctas=2)
+attention_dq = K.attention_dq.replace_hints(num_ctas=2)
+"""
+
+
+@needs_sm90
+def test_clustered_backward_rings_are_tma_aligned(tmp_path):
+    """The dK/dV kernel in clusters streams the query blocks' lse and delta
+    rows (dense f32 rings) by TMA beside its barriers; at 16-byte alignment
+    the lse ring landed at byte 32, after the barriers, and every launch in
+    clusters faulted (misaligned address, H100). Every dense ring now
+    starts 128-byte aligned, and the copies are multicast."""
+    src = tmp_path / "pairs.py"
+    src.write_text(BACKWARD_PAIRS)
+    kernel = "attention_dkdv"
+    blocks, rows = "f16[4,1024,128]", "f32[4,1024]"
+    sig = ", ".join([blocks] * 4 + [rows] * 2 + [blocks] * 2 + ["i32", "f32"])
+    cmd = [f"{src}::{kernel}", "--args", sig, "--target", "sm_90", "--emit", "pipelined,ptx",
+           "-o", str(tmp_path / "out")]
+    for name, value in dict(BM=64, BN=128, D=128, CAUSAL=False).items():
+        cmd += ["-D", f"{name}={value}"]
+    run_tilec(cmd, tmp_path)
+    ir = (tmp_path / "out" / f"{kernel}.pipelined.mlir").read_text()
+    dense = re.findall(r"alloc_shared \{offset = (\d+) : i64\} : "
+                       r"!tilegpu\.shared<1x\d+xf32, slots = \d+>", ir)
+    assert len(dense) == 2, "the lse and delta rings"
+    assert all(int(offset) % 128 == 0 for offset in dense), dense
+    assert "multicast::cluster" in (tmp_path / "out" / f"{kernel}.ptx.ptx").read_text()
+
+
 FAKE_SCRIPT = """
 import ctypes, importlib.util, json, sys
 from tile import backend
@@ -276,6 +313,26 @@ def test_clustered_attention_matches_float64(dev, L, heads):
     assert not torch.isnan(got).any()
     assert_close(got.numpy(), want.numpy(), rtol=2e-3, atol=2e-3)
 
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seq", [1024, 333])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_clustered_backward_matches_float64(dev, d, causal, seq):
+    """The attention backward's dK/dV and dQ kernels in clusters of two
+    (non-causal pairs share each streamed query or key block; causal ones
+    run alone; 333 rows make odd grids at d 128) against float64 NumPy,
+    gradients poisoned. These launches faulted before dense rings were
+    128-byte aligned."""
+    from test_fused_backward import _fresh_example, check_backward
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("clusters and TMA multicast are sm_90 here")
+    fab = _fresh_example(f"fab_pairs{d}{causal}{seq}")
+    fab.attention_dkdv = fab.attention_dkdv.replace_hints(num_ctas=2)
+    fab.attention_dq = fab.attention_dq.replace_hints(num_ctas=2)
+    check_backward(torch, fab, d, seq, causal, fused=False, seed=d + seq + causal)
 
 def test_hints_join_the_kernel_attributes():
     """occupancy and num_ctas both reach the kernel's attributes on CUDA
