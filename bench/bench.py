@@ -510,6 +510,12 @@ def run_attention_backward(shapes):
     # And a fourth, the fused kernel with TILE_DELAY_STAGED_MMA=1 too (dQ's
     # product one iteration late: the warpgroups hand dS over by mbarriers).
     FAB_DELAYED = example_copy("fab_delayed")
+    # And a fifth whose dK/dV kernel keeps 4 ring slots instead of the
+    # compiler's 3: best or tied in both sweeps of the fourteenth session
+    # (bench/sweep_backward.py, H100, L16384: 0.4% and 4% faster), too
+    # little to call from kernels alone.
+    FAB_4SLOTS = example_copy("fab_4slots")
+    FAB_4SLOTS.attention_dkdv = FAB_4SLOTS.attention_dkdv.replace_hints(num_stages=4)
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -562,6 +568,7 @@ def run_attention_backward(shapes):
                 # The dK/dV and dQ kernels one after the other on one stream
                 # (tile's row runs them on two).
                 ("tile-one-stream", lambda: tile_bwd(dev=serial), check),
+                ("tile-dkdv-4slots", lambda: tile_bwd(FAB_4SLOTS), check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
                 # The fused kernel as designed: its dQ product on wgmma
