@@ -63,6 +63,15 @@ func.func @offset() {
 
 // -----
 
+// A dense block is a TMA copy's source or destination: 128-byte aligned.
+func.func @dense_offset() {
+  // expected-error @+1 {{offset 32 is not a multiple of the buffer's alignment (128 bytes)}}
+  %r = tilegpu.alloc_shared {offset = 32} : !tilegpu.shared<1x64xf32, slots = 3>
+  return
+}
+
+// -----
+
 func.func @bar_offset() {
   // expected-error @+1 {{offset 4 is not a multiple of 8 bytes}}
   %r = tilegpu.alloc_mbarriers {offset = 4} : !tilegpu.mbarriers<2>
