@@ -314,7 +314,6 @@ def test_clustered_attention_matches_float64(dev, L, heads):
     assert_close(got.numpy(), want.numpy(), rtol=2e-3, atol=2e-3)
 
 
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("seq", [1024, 333])
 @pytest.mark.parametrize("causal", [False, True])
@@ -322,7 +321,7 @@ def test_clustered_attention_matches_float64(dev, L, heads):
 def test_clustered_backward_matches_float64(dev, d, causal, seq):
     """The attention backward's dK/dV and dQ kernels in clusters of two
     (non-causal pairs share each streamed query or key block; causal ones
-    run alone; 333 rows make odd grids at d 128) against float64 NumPy,
+    run alone; 333 rows give 3 blocks a head: odd grids, no clusters) against float64 NumPy,
     gradients poisoned. These launches faulted before dense rings were
     128-byte aligned."""
     from test_fused_backward import _fresh_example, check_backward
