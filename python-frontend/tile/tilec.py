@@ -485,6 +485,13 @@ def _parser():
     p.add_argument("--num-stages", type=int, default=None, metavar="N",
                    help="slots of an mma loop's ring (default: the kernel's num_stages, "
                         "else 0: the compiler chooses)")
+    p.add_argument("--num-ctas", type=_cluster_size, default=None, metavar="N",
+                   help="thread-block clusters of N (cuTile's num_ctas hint; a Python "
+                        "kernel's own hint otherwise)")
+    p.add_argument("--ws-registers", type=_register_split, default=None, metavar="P,C",
+                   help="registers per thread of a warp-specialized kernel's producer and "
+                        "consumer warpgroups (default: the kernel's ws_registers, else "
+                        "40,232)")
     p.add_argument("--print-ir-after-all", action="store_true",
                    help="print the IR after every pass to stderr (as mlir-opt)")
     p.add_argument("--time-passes", action="store_true",
@@ -494,6 +501,24 @@ def _parser():
     p.add_argument("--list-stages", action="store_true",
                    help="print the stages of --target and exit")
     return p
+
+
+def _cluster_size(text):
+    """--num-ctas N: a power of two from 1 to 16, as the num_ctas hint."""
+    if text.isdigit() and 1 <= int(text) <= 16 and int(text) & (int(text) - 1) == 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r}: expected a power of two from 1 to 16")
+
+
+def _register_split(text):
+    """--ws-registers P,C as (P, C): two multiples of 8 from 24 to 256."""
+    parts = text.split(",")
+    if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+        split = tuple(int(p) for p in parts)
+        if _backend.is_register_split(split):
+            return split
+    raise argparse.ArgumentTypeError(
+        f"{text!r}: expected P,C, two multiples of 8 from 24 to 256 (e.g. 24,240)")
 
 
 def _default_target():
@@ -516,6 +541,8 @@ def run(argv=None, out=None):
     path, _, kname = args.input.partition("::")
     if path.endswith(".py"):
         kern = _load_python(path, kname)
+        if args.num_ctas is not None:
+            kern = kern.replace_hints(num_ctas=args.num_ctas)
         constants = dict(parse_constant(c) for c in args.constants)
         ir_text = kern.trace(*parse_signature(args.args), **constants)
         target = _pick_target(args, None)
@@ -526,8 +553,9 @@ def run(argv=None, out=None):
         # @tile.kernel(occupancy=..., num_ctas=...), as a launch compiles
         ir_text = with_target_hints(ir_text, kern.hints, target)
     else:
-        if args.args or args.constants:
-            raise UsageError("--args and -D apply to a Python kernel (FILE.py::KERNEL)")
+        if args.args or args.constants or args.num_ctas is not None:
+            raise UsageError("--args, -D and --num-ctas apply to a Python kernel "
+                             "(FILE.py::KERNEL); an MLIR kernel carries tile.num_ctas")
         if kname:
             raise UsageError("FILE::KERNEL is for Python files; an MLIR file holds one kernel")
         if path.endswith((".ll", ".ptx", ".cubin")):
@@ -551,7 +579,9 @@ def run(argv=None, out=None):
     if num_stages is None:
         num_stages = (kern.num_stages if kern is not None else None) or 0
     options = _options(args, num_warps, opt_level, skip, num_stages)
-    if kern is not None and kern.ws_registers is not None:
+    if args.ws_registers is not None:
+        options["ws_registers"] = args.ws_registers
+    elif kern is not None and kern.ws_registers is not None:
         options["ws_registers"] = kern.ws_registers
     binary = _compile(mod, ir_text, target, options, kern,
                       None if kern is not None else ("<stdin>" if path == "-" else path))

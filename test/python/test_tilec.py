@@ -381,6 +381,31 @@ def test_kernel_num_stages_hint_is_followed(tmp_path):
     assert slots(run_tilec([f"{src}::matmul"] + args, tmp_path).stdout) == 4
 
 
+@needs_gpu_backend
+def test_num_ctas_and_ws_registers_flags(tmp_path):
+    """--num-ctas and --ws-registers compile a kernel as those hints would
+    (without editing its source): clusters of two multicast the shared
+    block by TMA, and the warp-specialized kernel's warpgroups take the
+    register split asked for. Bad values are usage errors, naming the flag."""
+    src = tmp_path / "staged.py"
+    src.write_text(STAGED_MATMUL)
+    args = [f"{src}::matmul", "--args", "f16[1024,1024], f16[1024,1024], f16[1024,1024]",
+            "-D", "BM=64", "-D", "BN=128", "-D", "BK=64", "--target", "sm_90", "--emit", "ptx"]
+    assert "multicast::cluster" not in run_tilec(args, tmp_path).stdout
+    ptx = run_tilec(args + ["--num-ctas", "2", "--ws-registers", "56,224"], tmp_path).stdout
+    assert "multicast::cluster" in ptx
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+56;", ptx)
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+224;", ptx)
+    for flag, value in (("--num-ctas", "3"), ("--ws-registers", "20,240"),
+                        ("--ws-registers", "24")):
+        r = run_tilec(args + [flag, value], tmp_path, ok=False)
+        assert r.returncode == 2 and f"argument {flag}" in r.stderr, r.stderr
+    mlir = tmp_path / "k.mlir"
+    mlir.write_text(run_tilec(args[:-1] + ["tile"], tmp_path).stdout)
+    r = run_tilec([str(mlir), "--num-ctas", "2"], tmp_path, ok=False)
+    assert r.returncode == 2 and "--num-ctas apply to a Python kernel" in r.stderr
+
+
 # -- debugging flags -----------------------------------------------------------
 
 def _line(path, needle):
