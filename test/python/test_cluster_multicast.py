@@ -145,18 +145,6 @@ def test_clustered_attention_fits_shared_memory(tmp_path, d):
     assert "nvvm.cluster.wait" in gpu and "multicast" in gpu  # it is clustered
 
 
-BACKWARD_PAIRS = f"""
-import importlib.util, sys
-sys.path.insert(0, {os.path.join(ROOT, "examples")!r})
-spec = importlib.util.spec_from_file_location(
-    "fab_pairs", {os.path.join(ROOT, "examples", "flash_attention_backward.py")!r})
-K = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(K)
-attention_dkdv = K.attention_dkdv.replace_hints(num_ctas=2)
-attention_dq = K.attention_dq.replace_hints(num_ctas=2)
-"""
-
-
 @needs_sm90
 def test_clustered_backward_rings_are_tma_aligned(tmp_path):
     """The dK/dV kernel in clusters streams the query blocks' lse and delta
@@ -164,13 +152,12 @@ def test_clustered_backward_rings_are_tma_aligned(tmp_path):
     the lse ring landed at byte 32, after the barriers, and every launch in
     clusters faulted (misaligned address, H100). Every dense ring now
     starts 128-byte aligned, and the copies are multicast."""
-    src = tmp_path / "pairs.py"
-    src.write_text(BACKWARD_PAIRS)
     kernel = "attention_dkdv"
     blocks, rows = "f16[4,1024,128]", "f32[4,1024]"
     sig = ", ".join([blocks] * 4 + [rows] * 2 + [blocks] * 2 + ["i32", "f32"])
-    cmd = [f"{src}::{kernel}", "--args", sig, "--target", "sm_90", "--emit", "pipelined,ptx",
-           "-o", str(tmp_path / "out")]
+    example = os.path.join(ROOT, "examples", "flash_attention_backward.py")
+    cmd = [f"{example}::{kernel}", "--args", sig, "--num-ctas", "2", "--target", "sm_90",
+           "--emit", "pipelined,ptx", "-o", str(tmp_path / "out")]
     for name, value in dict(BM=64, BN=128, D=128, CAUSAL=False).items():
         cmd += ["-D", f"{name}={value}"]
     run_tilec(cmd, tmp_path)
