@@ -1,8 +1,9 @@
 // RUN: tile-opt %s --split-input-file --tile-allocate-shared | FileCheck %s
 // Buffers live at the same time are laid out one after the other, each at
-// its type's alignment (1024 bytes for swizzled panels, 128 for dense blocks,
-// which TMA reads and writes, 16 for padded rows, 8 for mbarriers); the kernel records where they end, where
-// convert-tile-to-gpu's scratch starts.
+// its type's alignment (1024 bytes for swizzled panels, 128 for dense
+// blocks, which TMA reads and writes, 16 for padded rows, 8 for mbarriers);
+// the kernel records where they end, where convert-tile-to-gpu's scratch
+// starts.
 
 // CHECK-LABEL: func.func @rings
 // CHECK-SAME: tilegpu.shared_bytes = 99344 : i64
@@ -20,8 +21,8 @@ func.func @rings(%i: i32) attributes {tile.kernel} {
   // CHECK: tilegpu.alloc_shared {offset = 50176 : i64} : !tilegpu.shared<64x128xf16, slots = 3, swizzle = 128>
   %b = tilegpu.alloc_shared : !tilegpu.shared<64x128xf16, slots = 3, swizzle = 128>
   // One dense f32 (16 bytes): the gap below the swizzled buffer,
-  // [50064, 50176), has no 128-byte aligned start (a TMA copy into 16-byte
-  // aligned bytes faults), so it goes after: [99328, 99344).
+  // [50064, 50176), holds no 128-byte aligned 16 bytes (a TMA copy into
+  // 16-byte aligned bytes faults), so it goes after: [99328, 99344).
   // CHECK: tilegpu.alloc_shared {offset = 99328 : i64} : !tilegpu.shared<1x1xf32, slots = 1>
   %s = tilegpu.alloc_shared : !tilegpu.shared<1x1xf32, slots = 1>
   // All still in use here.
