@@ -193,15 +193,24 @@ def is_register_split(split):
             and all(r.__class__ is int and 24 <= r <= 256 and r % 8 == 0 for r in split))
 
 
-def _ws_registers(text):
-    """TILE_WS_REGISTERS=P,C as (P, C); empty: (40, 232)."""
-    if not text:
-        return (40, 232)
+def parse_register_split(text):
+    """"P,C" as (P, C) when is_register_split takes it, else None
+    (TILE_WS_REGISTERS and tilec --ws-registers)."""
     parts = text.split(",")
     if all(p.strip().isdigit() for p in parts):
         split = tuple(int(p) for p in parts)
         if is_register_split(split):
             return split
+    return None
+
+
+def _ws_registers(text):
+    """TILE_WS_REGISTERS=P,C as (P, C); empty: (40, 232)."""
+    if not text:
+        return (40, 232)
+    split = parse_register_split(text)
+    if split is not None:
+        return split
     from .errors import TileValueError
     raise TileValueError(f"TILE_WS_REGISTERS={text!r}: expected P,C, two multiples of 8 "
                          "from 24 to 256 (registers per thread of the producer and the "

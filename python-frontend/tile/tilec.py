@@ -25,7 +25,7 @@ import tempfile
 from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
-from .hints import for_target, with_target_hints
+from .hints import check_hints, for_target, with_target_hints
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
@@ -504,21 +504,22 @@ def _parser():
 
 
 def _cluster_size(text):
-    """--num-ctas N: a power of two from 1 to 16, as the num_ctas hint."""
-    if text.isdigit() and 1 <= int(text) <= 16 and int(text) & (int(text) - 1) == 0:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"{text!r}: expected a power of two from 1 to 16")
+    """--num-ctas N, checked as the num_ctas hint is."""
+    try:
+        check_hints({"num_ctas": int(text)})
+    except (ValueError, TileError):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a power of two from 1 to 16") from None
+    return int(text)
 
 
 def _register_split(text):
-    """--ws-registers P,C as (P, C): two multiples of 8 from 24 to 256."""
-    parts = text.split(",")
-    if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
-        split = tuple(int(p) for p in parts)
-        if _backend.is_register_split(split):
-            return split
-    raise argparse.ArgumentTypeError(
-        f"{text!r}: expected P,C, two multiples of 8 from 24 to 256 (e.g. 24,240)")
+    """--ws-registers P,C as (P, C), checked as TILE_WS_REGISTERS is."""
+    split = _backend.parse_register_split(text)
+    if split is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected P,C, two multiples of 8 from 24 to 256 (e.g. 24,240)")
+    return split
 
 
 def _default_target():
