@@ -52,6 +52,8 @@ struct CompileOptions {
   bool deferMmaWaits = false;  // a loop's wgmmas issued early, each waited
                                // for where it is read (tile-defer-mma-
                                // waits); TILE_DEFER_MMA_WAITS=1: true
+  bool moveDeferredMmas = true; // with deferMmaWaits, the mmas move up
+                                // too; TILE_DEFER_MMA_WAITS=in-place: false
   bool delayStagedMma = false; // a staged operand's mma one iteration late,
                                // its slots handed over by mbarriers
                                // (tile-delay-staged-mma);

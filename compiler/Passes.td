@@ -399,7 +399,15 @@ def TileDeferMmaWaits : Pass<"tile-defer-mma-waits", "::mlir::ModuleOp"> {
     it cannot place) and of the terminator. The attention backward's
     S^T and dP^T then run back to back, P^T's exponentials beside dP^T,
     dS^T beside dV. Loops with `in_flight` mmas or waits are left alone.
+    With `move-mmas=false` the mmas stay where the kernel wrote them and
+    only the waits move: fewer results live at once (the dK/dV loop at
+    head dim 128 then keeps its registers).
   }];
+  let options = [
+    Option<"moveMmas", "move-mmas", "bool", /*default=*/"true",
+           "Move each mma up past what it does not read before deferring "
+           "the waits">,
+  ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect"];
 }
 

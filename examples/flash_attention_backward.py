@@ -98,10 +98,13 @@ def _head_and_block(bh, t, first, per_head, GROUP):
 
 
 def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, scale, dV,
-                        CAUSAL):
+                        CAUSAL, ROUND_P=False):
     """One (key block, query block) pair of a dK/dV program, keys along the
     rows: P^T (the transpose of _probabilities' P), dV += P^T dO, and
-    dS^T = P^T (dP^T - delta) without the scale. Returns dS^T and dV."""
+    dS^T = P^T (dP^T - delta) without the scale. Returns dS^T and dV.
+    ROUND_P: dS^T from P^T as rounded for dV's product (dO's type), so
+    that the f32 P^T is dead before dP^T's product: 32 fewer registers
+    live a thread at head dim 128."""
     BN, BM = K.shape[0], Q.shape[0]
     st = tile.mma(K, tile.transpose(Q), tile.zeros((BN, BM), tile.float32))
     valid = (keys[:, None] < seq) & (queries[None, :] < seq)
@@ -109,9 +112,11 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
         valid = valid & (keys[:, None] <= queries[None, :])
     pt = tile.where(valid, tile.exp2(st * (scale * LOG2E) - lse_rows[None, :],
                                      flush_to_zero=True), 0.0)
+    if ROUND_P:
+        pt = pt.astype(dO.dtype)
     dV = tile.mma(pt.astype(dO.dtype), dO, dV)
     dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
-    return pt * (dpt - delta_rows[None, :]), dV
+    return pt.astype(tile.float32) * (dpt - delta_rows[None, :]), dV
 
 
 # Eight warps: two warpgroups. Every product of attention_dkdv has the BN
@@ -128,7 +133,8 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
 @tile.kernel(num_warps=8)
 def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
                    BM: tile.Constant[int], BN: tile.Constant[int], D: tile.Constant[int],
-                   CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1):
+                   CAUSAL: tile.Constant[bool], GROUP: tile.Constant[int] = 1,
+                   ROUND_P: tile.Constant[bool] = False):
     kb, bh = block_and_head(CAUSAL, LONGEST_LAST=False)  # bh: a K/V head
     K, V, keys, dK, dV, first, per_head = _key_block_state(k, v, bh, kb, seq, BM, BN, D,
                                                            CAUSAL)
@@ -137,7 +143,7 @@ def attention_dkdv(q, k, v, dout, lse, delta, dk, dv, seq, scale,
         Q, dO, lse_rows, delta_rows = _query_block(q, dout, lse, delta, h, i, BM, D)
         queries = i * BM + tile.arange(BM)
         dst, dV = _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries,
-                                      seq, scale, dV, CAUSAL)
+                                      seq, scale, dV, CAUSAL, ROUND_P)
         dK = tile.mma(dst.astype(Q.dtype), Q, dK)
     tile.store(dk, index=(bh, kb, 0), tile=tile.reshape((dK * scale).astype(dk.dtype), (1, BN, D)))
     tile.store(dv, index=(bh, kb, 0), tile=tile.reshape(dV.astype(dv.dtype), (1, BN, D)))
@@ -237,13 +243,14 @@ def sm90_blocks(d):
 
 
 def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
-             dq_blocks=None, grad_dtype=np.float32, fused_dq=False):
+             dq_blocks=None, grad_dtype=np.float32, fused_dq=False, round_p=False):
     """dQ, dK, dV (device arrays of `grad_dtype`, shaped as q, k, v) from
     the forward's O and lse. Each gradient kernel takes (BM, BN) = (bm, bn)
     unless given its own (`dkdv_blocks`, `dq_blocks`): 128 rows of its
     products are one mma per warpgroup, (64, 128) and (128, 64) on sm_90.
     `fused_dq`: attention_dkdvdq's five products with dQ added atomically
-    (in f32, then cast to `grad_dtype`) instead of attention_dq's three."""
+    (in f32, then cast to `grad_dtype`) instead of attention_dq's three.
+    `round_p`: attention_dkdv's ROUND_P."""
     batch_heads, seq, d = q.shape
     kv_heads = k.shape[0]
     scale = 1.0 / math.sqrt(d)
@@ -269,7 +276,7 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     dev.concurrently(
         lambda: attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
             q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
-            CAUSAL=causal, GROUP=group),
+            CAUSAL=causal, GROUP=group, ROUND_P=round_p),
         lambda: attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
             q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d,
             CAUSAL=causal, GROUP=group))

@@ -249,8 +249,11 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   if (opts.splitUniformMasks && opts.mmaPipelining == MmaPipelining::Tma &&
       usesWarpgroupMma(opts))
     pipePm.addPass(createTileSplitUniformMasks());
-  if (opts.deferMmaWaits && usesWarpgroupMma(opts))
-    pipePm.addPass(createTileDeferMmaWaits());
+  if (opts.deferMmaWaits && usesWarpgroupMma(opts)) {
+    TileDeferMmaWaitsOptions defer;
+    defer.moveMmas = opts.moveDeferredMmas;
+    pipePm.addPass(createTileDeferMmaWaits(defer));
+  }
   if (opts.stageStores) {
     TileStageStoresOptions staging;
     staging.tmaStores = opts.tmaStores;

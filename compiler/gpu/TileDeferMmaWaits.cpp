@@ -7,7 +7,8 @@
 // while the tensor cores run. FlashAttention-3's backward keeps two or
 // three products in flight instead. This pass
 //
-//   1. moves each mma up (with the pure ops that compute its operands)
+//   1. (unless move-mmas=false) moves each mma up (with the pure ops that
+//      compute its operands)
 //      past what it does not read, stopping at an op that writes memory,
 //      computes an operand and cannot move, or is an earlier mma that
 //      waits on no more results than it: S^T = K Q^T and dP^T = V dO^T
@@ -217,9 +218,11 @@ struct TileDeferMmaWaitsPass
       SmallVector<tilegpu::MmaOp> mmas = deferrableMmas(body);
       if (mmas.empty())
         continue;
-      DenseMap<Operation *, int64_t> depth = mmaDepths(body);
-      for (tilegpu::MmaOp mma : ArrayRef(mmas).drop_front())
-        issueEarly(mma, depth);
+      if (moveMmas) {
+        DenseMap<Operation *, int64_t> depth = mmaDepths(body);
+        for (tilegpu::MmaOp mma : ArrayRef(mmas).drop_front())
+          issueEarly(mma, depth);
+      }
       deferWaits(body, mmas);
     }
   }

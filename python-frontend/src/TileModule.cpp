@@ -108,6 +108,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.bulkReduce = options["bulk_reduce"].cast<bool>();
   if (options.contains("defer_mma_waits"))
     opts.deferMmaWaits = options["defer_mma_waits"].cast<bool>();
+  if (options.contains("move_deferred_mmas"))
+    opts.moveDeferredMmas = options["move_deferred_mmas"].cast<bool>();
   if (options.contains("delay_staged_mma"))
     opts.delayStagedMma = options["delay_staged_mma"].cast<bool>();
   if (options.contains("staged_mma"))

@@ -253,11 +253,13 @@ def codegen_switches():
     computes, staged through shared memory: the fused attention backward's
     dQ; off, the fused backward measured slower than the two kernels),
     TILE_DEFER_MMA_WAITS=1 (a loop's wgmmas issued early and each waited
-    for where its result is read: tile-defer-mma-waits),
+    for where its result is read: tile-defer-mma-waits; =in-place: only
+    the waits move, the mmas stay where written),
     TILE_DELAY_STAGED_MMA=1 (the fused backward's dQ product one iteration
     late, dS^T's slots handed between the warpgroups by mbarriers:
     tile-delay-staged-mma)."""
     tma = os.environ.get("TILE_TMA", "").strip() != "0"
+    defer = os.environ.get("TILE_DEFER_MMA_WAITS", "").strip()
     ws_registers = _ws_registers(os.environ.get("TILE_WS_REGISTERS", "").strip())
     pipeline = os.environ.get("TILE_GPU_PIPELINE", "") or ("tma" if tma else "async")
     if pipeline not in _PIPELINES:
@@ -279,7 +281,8 @@ def codegen_switches():
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
         "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),
-        "defer_mma_waits": os.environ.get("TILE_DEFER_MMA_WAITS", "") not in ("", "0"),
+        "defer_mma_waits": defer not in ("", "0"),
+        "move_deferred_mmas": defer != "in-place",
         "delay_staged_mma": os.environ.get("TILE_DELAY_STAGED_MMA", "") not in ("", "0"),
     }
 

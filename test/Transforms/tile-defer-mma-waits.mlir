@@ -1,4 +1,6 @@
 // RUN: tile-opt %s --tile-defer-mma-waits | FileCheck %s
+// RUN: tile-opt %s --tile-defer-mma-waits=move-mmas=false \
+// RUN:   | FileCheck %s --check-prefix=IN-PLACE
 
 // examples/flash_attention_backward.py's attention_dkdv at D 64 (BM = BN =
 // 128; TILE_SPLIT_MASKS=0: one consumer loop) as tile-allocate-shared left
@@ -27,6 +29,28 @@
 // CHECK:   %[[W:.*]]:2 = tilegpu.wait_mma %[[DV]], %[[DK]] pending = 0
 // CHECK-NEXT: tilegpu.mbarrier_arrive
 // CHECK-NEXT: scf.yield %[[W]]#0, %[[W]]#1
+
+// move-mmas=false (TILE_DEFER_MMA_WAITS=in-place): the mmas keep the
+// kernel's order and only the waits move: dV += P^T dO and dP^T = V dO^T
+// are issued back to back and waited for together where dS^T reads dP^T,
+// so S^T and dP^T are never live at once.
+// IN-PLACE-LABEL: func.func @attention_dkdv
+// IN-PLACE: scf.for
+// IN-PLACE: scf.for
+// IN-PLACE:   %[[ST:.*]] = tilegpu.mma {{.*}} {b_transposed, deferred, tiling
+// IN-PLACE-NOT: tilegpu.mma
+// IN-PLACE:   %[[STW:.*]] = tilegpu.wait_mma %[[ST]] pending = 0
+// IN-PLACE-NEXT: arith.mulf %[[STW]]
+// IN-PLACE:   math.exp2
+// IN-PLACE:   %[[DV:.*]] = tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} {deferred, tiling
+// IN-PLACE-NOT: wait_mma
+// IN-PLACE:   %[[DPT:.*]] = tilegpu.mma {{.*}} {b_transposed, deferred, tiling
+// IN-PLACE:   %[[W:.*]]:2 = tilegpu.wait_mma %[[DV]], %[[DPT]] pending = 0
+// IN-PLACE-NEXT: arith.subf %[[W]]#1
+// IN-PLACE:   %[[DK:.*]] = tilegpu.mma %{{.*}}, %{{.*}}, %{{.*}} {deferred, tiling
+// IN-PLACE: %[[DKW:.*]] = tilegpu.wait_mma %[[DK]] pending = 0
+// IN-PLACE-NEXT: tilegpu.mbarrier_arrive
+// IN-PLACE-NEXT: scf.yield %[[W]]#0, %[[DKW]]
 #blocked = #tile.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
 #blocked1 = #tile.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 4, 8], warpsPerCTA = [1, 8, 1], order = [2, 1, 0]}>
 #mma = #tile.mma<{version = 2, warpsPerCTA = [8, 1]}>

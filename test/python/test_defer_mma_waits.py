@@ -1,5 +1,6 @@
 """TILE_DEFER_MMA_WAITS=1 (tile-defer-mma-waits): the attention backward's
-wgmmas issued early and each waited for where its result is first read.
+wgmmas issued early and each waited for where its result is first read;
+=in-place: only the waits move.
 Off by default: on an H100 (2026-12-06) the two backward kernels ran no
 faster with it and the fused one slower (ptxas spills the extra live
 accumulators), see docs/performance.md.
@@ -58,3 +59,47 @@ def test_deferred_backward_matches_float64(dev, monkeypatch, d, causal, fused): 
         monkeypatch.setenv("TILE_BULK_REDUCE", "1")
     check_backward(torch, _fresh_example(f"fab_defer{int(fused)}"), d, 333, causal, fused,
                    seed=d + causal)
+
+
+def _dkdv_ptx(tmp_path, name, round_p, **env):
+    """attention_dkdv's PTX at d 128 as sm90_blocks runs it (64 queries a
+    step, 128 keys), 24/240 registers."""
+    blocks = "f16[128,4096,128]"
+    sig = ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks] * 2 + ["i32", "f32"])
+    out = tmp_path / name
+    run_tilec([EXAMPLE + "::attention_dkdv", "--args", sig, "-D", "BM=64", "-D", "BN=128",
+               "-D", "D=128", "-D", "CAUSAL=False", "-D", f"ROUND_P={round_p}",
+               "--ws-registers", "24,240", "--target", "sm_90", "--emit", "ptx", "-o",
+               str(out)], tmp_path, **env)
+    return (out / "attention_dkdv.ptx.ptx").read_text()
+
+
+@needs_sm90
+def test_in_place_dkdv_waits_once_for_dv_and_dpt(tmp_path):
+    """TILE_DEFER_MMA_WAITS=in-place with ROUND_P (d 128): the dK/dV loop
+    waits three times an iteration instead of four (dV += P^T dO and
+    dP^T = V dO^T share one wait) and ptxas keeps it in registers; moving
+    the mmas too (=1) spills."""
+    waits = lambda text: len(re.findall(r"wgmma.wait_group.sync.aligned", text))  # noqa: E731
+    default = _dkdv_ptx(tmp_path, "default", True, TILE_DEFER_MMA_WAITS="0")
+    in_place = _dkdv_ptx(tmp_path, "in_place", True, TILE_DEFER_MMA_WAITS="in-place")
+    moved = _dkdv_ptx(tmp_path, "moved", True, TILE_DEFER_MMA_WAITS="1")
+    # Two consumer loops (tile-split-uniform-masks cuts off the masked
+    # tail): 4 waits each, then 3.
+    assert waits(default) == 8 and waits(in_place) == 6
+    assert NO_SPILLS in _ptxas_info(tmp_path, in_place, "in_place")
+    assert NO_SPILLS not in _ptxas_info(tmp_path, moved, "moved")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_in_place_backward_matches_float64(dev, monkeypatch, d, causal):  # noqa: F811
+    """The split backward with TILE_DEFER_MMA_WAITS=in-place and the dK/dV
+    kernel's ROUND_P, 333 keys, gradients poisoned, against float64."""
+    torch = dev.torch
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("wgmma is sm_90 only")
+    monkeypatch.setenv("TILE_DEFER_MMA_WAITS", "in-place")
+    check_backward(torch, _fresh_example(f"fab_in_place{d}{int(causal)}"), d, 333, causal,
+                   False, seed=d + causal, round_p=True)
