@@ -728,6 +728,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="one shape per problem")
+    ap.add_argument("--attention-shapes", default="",
+                    help="comma-separated indices into the attention shapes (0: B4 H32 L4096 "
+                         "D128, 1: D64, 2: B1 L16384, 3: GQA, 4: bf16): only those")
     ap.add_argument("--only", default="", help="comma-separated: vadd,norms,matmul,matmul-shapes,matmul-tn,bmm,attention,attention-bwd,launch,compile; "
                          "matmul-cluster and attention-cluster (num_ctas=2 rows) run only when named")
     ap.add_argument("--repeats", type=int, default=3,
@@ -744,6 +747,8 @@ def main():
     attn_shapes = [(4, 32, 32, 4096, 128, "fp16"), (4, 32, 32, 4096, 64, "fp16"),
                    (1, 32, 32, 16384, 128, "fp16"), (4, 32, 8, 4096, 128, "fp16"),
                    (4, 32, 32, 4096, 128, "bf16")]
+    if a.attention_shapes:
+        attn_shapes = [attn_shapes[int(i)] for i in a.attention_shapes.split(",")]
     if a.quick:
         attn_shapes = attn_shapes[:1]
         norm_shapes, mm_sizes = norm_shapes[:1], [4096]
