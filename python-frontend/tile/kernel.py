@@ -94,24 +94,29 @@ def array_writes(ir_text, params, key):
 
 
 def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
-           num_warps=None, backend=None, num_stages=None, ws_registers=None):
+           num_warps=None, backend=None, num_stages=None, ws_registers=None,
+           defer_mma_waits=None):
     """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
-    num_stages=None, ws_registers=None)`; cuTile's hints `num_ctas`,
+    num_stages=None, ws_registers=None, defer_mma_waits=None)`; cuTile's hints `num_ctas`,
     `occupancy`, `opt_level`, `num_worker_warps` (each a value or a
     `tile.ByTarget`) are checked here (tile/hints.py). `num_stages`: cp.async
     ring slots of mma loops (None or 0: the compiler chooses).
     `ws_registers`: (P, C) registers per thread that a warp-specialized
     kernel's producer warpgroup keeps and its consumers ask for (setmaxnreg;
-    None: TILE_WS_REGISTERS or 40, 232)."""
+    None: TILE_WS_REGISTERS or 40, 232). `defer_mma_waits`: a loop's
+    warpgroup mmas committed without waiting, each waited for where its
+    result is read (True: also issued as early as they can be; "in-place":
+    where written; False: off; None: TILE_DEFER_MMA_WAITS)."""
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
     check_num_stages(num_stages)
     ws_registers = check_ws_registers(ws_registers)
+    check_defer_mma_waits(defer_mma_waits)
 
     def wrap(f):
         return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages,
-                      ws_registers=ws_registers, **hints)
+                      ws_registers=ws_registers, defer_mma_waits=defer_mma_waits, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -184,6 +189,23 @@ def check_ws_registers(split):
     raise TileValueError(f"ws_registers must be None or (producer, consumer) registers per "
                          f"thread, two multiples of 8 from 24 to 256, got {split!r}",
                          location=user_location())
+
+
+DEFER_MMA_WAITS = (None, False, True, "in-place")
+
+
+def check_defer_mma_waits(value):
+    """None, False, True or "in-place"."""
+    if not any(value is v or (isinstance(v, str) and value == v) for v in DEFER_MMA_WAITS):
+        raise TileValueError(f"defer_mma_waits must be None, False, True or 'in-place', "
+                             f"got {value!r}", location=user_location())
+
+
+def defer_mma_waits_options(value):
+    """The compile options of a defer_mma_waits hint (None: none)."""
+    if value is None:
+        return {}
+    return {"defer_mma_waits": value is not False, "move_deferred_mmas": value is True}
 
 
 _FLOAT_CONSTANTS = {}  # bit pattern -> one float object: NaN keys equal to themselves
@@ -331,12 +353,13 @@ class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
     def __init__(self, fn, num_warps=None, opt_level=3, backend=None, num_stages=None,
-                 ws_registers=None, **hints):
+                 ws_registers=None, defer_mma_waits=None, **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
         self.num_stages = num_stages  # None: the compiler chooses
         self.ws_registers = ws_registers  # None: the environment's split
+        self.defer_mma_waits = defer_mma_waits  # None: the environment's
         self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
         self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
@@ -386,19 +409,21 @@ class Kernel:
     def replace_hints(self, **hints):
         """A new kernel of the same function with these hints changed (cuTile's
         num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps,
-        num_stages, ws_registers and backend); it compiles and caches on its
-        own."""
-        own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages", "ws_registers")
-               if k in hints}
+        num_stages, ws_registers, defer_mma_waits and backend); it compiles
+        and caches on its own."""
+        own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages", "ws_registers",
+                                         "defer_mma_waits") if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
         num_stages = own.get("num_stages", self.num_stages)
         check_num_stages(num_stages)
+        defer = own.get("defer_mma_waits", self.defer_mma_waits)
+        check_defer_mma_waits(defer)
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
                       backend=own.get("backend", self.backend), num_stages=num_stages,
                       ws_registers=check_ws_registers(own.get("ws_registers",
                                                               self.ws_registers)),
-                      **merged)
+                      defer_mma_waits=defer, **merged)
 
     def _dependent(self):
         """The same kernel launched as a programmatic dependent launch: its
@@ -410,7 +435,7 @@ class Kernel:
             if dep is None:
                 dep = Kernel(self.fn, num_warps=self.num_warps, backend=self.backend,
                              num_stages=self.num_stages, ws_registers=self.ws_registers,
-                             **self.hints)
+                             defer_mma_waits=self.defer_mma_waits, **self.hints)
                 dep._launches_dependent = True
                 self._dependent_kernel = dep
         return dep
@@ -462,6 +487,7 @@ class Kernel:
                                            self.num_stages)
         if self.ws_registers is not None:  # the kernel's own split wins
             options["ws_registers"] = self.ws_registers
+        options.update(defer_mma_waits_options(self.defer_mma_waits))
         # occupancy (blocks per SM, nvvm.minctasm) and num_ctas (clusters)
         text = with_target_hints(text, self.hints, target)
         bkey = (text, target, tuple(sorted(options.items())))

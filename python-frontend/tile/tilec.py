@@ -26,6 +26,7 @@ from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
 from .hints import check_hints, for_target, with_target_hints
+from .kernel import defer_mma_waits_options
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
@@ -575,7 +576,8 @@ def run(argv=None, out=None):
         num_warps = args.num_warps or 0
         opt_level = 3 if args.opt_level is None else args.opt_level
     stages = _requested(args.emit, target, start)
-    # The kernel's num_stages and ws_registers hints apply, as a launch compiles.
+    # The kernel's num_stages, ws_registers and defer_mma_waits hints apply,
+    # as a launch compiles.
     num_stages = args.num_stages
     if num_stages is None:
         num_stages = (kern.num_stages if kern is not None else None) or 0
@@ -584,6 +586,8 @@ def run(argv=None, out=None):
         options["ws_registers"] = args.ws_registers
     elif kern is not None and kern.ws_registers is not None:
         options["ws_registers"] = kern.ws_registers
+    if kern is not None:
+        options.update(defer_mma_waits_options(kern.defer_mma_waits))
     binary = _compile(mod, ir_text, target, options, kern,
                       None if kern is not None else ("<stdin>" if path == "-" else path))
     asm = dict(binary.asm)

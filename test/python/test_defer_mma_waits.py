@@ -103,3 +103,41 @@ def test_in_place_backward_matches_float64(dev, monkeypatch, d, causal):  # noqa
     monkeypatch.setenv("TILE_DEFER_MMA_WAITS", "in-place")
     check_backward(torch, _fresh_example(f"fab_in_place{d}{int(causal)}"), d, 333, causal,
                    False, seed=d + causal, round_p=True)
+
+
+@needs_sm90
+def test_defer_mma_waits_hint_compiles_as_the_environment_does(tmp_path):
+    """`replace_hints(defer_mma_waits="in-place")` (and `@tile.kernel`'s
+    hint) compiles the dK/dV kernel as TILE_DEFER_MMA_WAITS=in-place does,
+    whatever the environment says."""
+    wrapper = tmp_path / "hinted.py"
+    wrapper.write_text(
+        "import importlib.util, os, sys\n"
+        f"sys.path.insert(0, os.path.dirname({EXAMPLE!r}))\n"
+        f"spec = importlib.util.spec_from_file_location('fab_hinted', {EXAMPLE!r})\n"
+        "FAB = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(FAB)\n"
+        "dkdv = FAB.attention_dkdv.replace_hints(defer_mma_waits='in-place',\n"
+        "                                        ws_registers=(24, 240))\n")
+    blocks = "f16[128,4096,128]"
+    sig = ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks] * 2 + ["i32", "f32"])
+    out = tmp_path / "hinted"
+    run_tilec([f"{wrapper}::dkdv", "--args", sig, "-D", "BM=64", "-D", "BN=128", "-D", "D=128",
+               "-D", "CAUSAL=False", "-D", "ROUND_P=True", "--target", "sm_90", "--emit", "ptx",
+               "-o", str(out)], tmp_path, TILE_DEFER_MMA_WAITS="1")
+    hinted = (out / "attention_dkdv.ptx.ptx").read_text()
+    assert hinted == _dkdv_ptx(tmp_path, "env", True, TILE_DEFER_MMA_WAITS="in-place")
+
+
+def test_defer_mma_waits_hint_is_checked():
+    """A defer_mma_waits hint other than None, False, True or "in-place"
+    is a TileValueError naming the hint."""
+    import tile
+    from tile.errors import TileValueError
+
+    with pytest.raises(TileValueError, match="defer_mma_waits must be"):
+        tile.kernel(defer_mma_waits="early")(lambda x: None)
+    hinted = tile.kernel(defer_mma_waits="in-place")(lambda x: None)
+    assert hinted.replace_hints(num_stages=2).defer_mma_waits == "in-place"
+    with pytest.raises(TileValueError, match="defer_mma_waits must be"):
+        hinted.replace_hints(defer_mma_waits=1)
