@@ -510,14 +510,14 @@ def run_attention_backward(shapes):
     # And a fourth, the fused kernel with TILE_DELAY_STAGED_MMA=1 too (dQ's
     # product one iteration late: the warpgroups hand dS over by mbarriers).
     FAB_DELAYED = example_copy("fab_delayed")
-    # And a fifth whose dK/dV kernel rounds P^T once (ROUND_P) and is
-    # compiled with TILE_DEFER_MMA_WAITS=in-place and 24/240 registers: dV
-    # and dP^T issued back to back, one wait for both; ptxas keeps it
-    # without spills (the fourteenth session's 4-slot row lost 6% at
+    # And a fifth whose dK/dV kernel rounds P^T once (ROUND_P) and waits
+    # in place (defer_mma_waits="in-place") with 24/240 registers: dV and
+    # dP^T issued back to back, one wait for both; ptxas keeps it without
+    # spills at d 128 (the fourteenth session's 4-slot row lost 6% at
     # L16384 on an H100 and is gone).
     FAB_INPLACE = example_copy("fab_inplace")
     FAB_INPLACE.attention_dkdv = FAB_INPLACE.attention_dkdv.replace_hints(
-        ws_registers=(24, 240))
+        ws_registers=(24, 240), defer_mma_waits="in-place")
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -571,9 +571,7 @@ def run_attention_backward(shapes):
                 # (tile's row runs them on two).
                 ("tile-one-stream", lambda: tile_bwd(dev=serial), check),
                 ("tile-dkdv-roundp", lambda: tile_bwd(round_p=True), check),
-                ("tile-dkdv-inplace", with_env("TILE_DEFER_MMA_WAITS", "in-place",
-                                               lambda: tile_bwd(FAB_INPLACE, round_p=True)),
-                 check),
+                ("tile-dkdv-inplace", lambda: tile_bwd(FAB_INPLACE, round_p=True), check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
                 # The fused kernel as designed: its dQ product on wgmma
