@@ -510,14 +510,6 @@ def run_attention_backward(shapes):
     # And a fourth, the fused kernel with TILE_DELAY_STAGED_MMA=1 too (dQ's
     # product one iteration late: the warpgroups hand dS over by mbarriers).
     FAB_DELAYED = example_copy("fab_delayed")
-    # And a fifth whose dK/dV kernel rounds P^T once (ROUND_P) and waits
-    # in place (defer_mma_waits="in-place") with 24/240 registers: dV and
-    # dP^T issued back to back, one wait for both; ptxas keeps it without
-    # spills at d 128 (the fourteenth session's 4-slot row lost 6% at
-    # L16384 on an H100 and is gone).
-    FAB_INPLACE = example_copy("fab_inplace")
-    FAB_INPLACE.attention_dkdv = FAB_INPLACE.attention_dkdv.replace_hints(
-        ws_registers=(24, 240), defer_mma_waits="in-place")
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -543,11 +535,11 @@ def run_attention_backward(shapes):
             serial = FAB._TorchDevice(poison=False, overlap=False)
             got = []
 
-            def tile_bwd(fab=FAB, dev=fast, round_p=False):
+            def tile_bwd(fab=FAB, dev=fast, in_place=None):
                 kv_blocks, q_blocks = fab.sm90_blocks(D)
                 got[:] = fab.backward(dev, q, k, v, out, lse, dout, causal, 64, 64,
                                       dkdv_blocks=kv_blocks, dq_blocks=q_blocks,
-                                      grad_dtype=q.dtype, round_p=round_p)
+                                      grad_dtype=q.dtype, dkdv_in_place=in_place)
 
             def tile_bwd_fused(fab=FAB):
                 # attention_dkdvdq: FlashAttention-2's five products in one
@@ -570,8 +562,9 @@ def run_attention_backward(shapes):
                 # The dK/dV and dQ kernels one after the other on one stream
                 # (tile's row runs them on two).
                 ("tile-one-stream", lambda: tile_bwd(dev=serial), check),
-                ("tile-dkdv-roundp", lambda: tile_bwd(round_p=True), check),
-                ("tile-dkdv-inplace", lambda: tile_bwd(FAB_INPLACE, round_p=True), check),
+                # The dK/dV kernel as before its waits in place at d 128
+                # (one wait per product, no ROUND_P, 40/232 registers).
+                ("tile-dkdv-waits-each", lambda: tile_bwd(in_place=False), check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
                 # The fused kernel as designed: its dQ product on wgmma

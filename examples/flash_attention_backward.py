@@ -232,6 +232,17 @@ def forward(dev, q, k, v, causal, bm, bn):
     return out, lse
 
 
+# attention_dkdv as backward() runs it at head dim 128: ROUND_P, its waits
+# in place (dV += P^T dO and dP^T = V dO^T issued back to back, one wait for
+# both: tile-defer-mma-waits with move-mmas=false) and 24/240 registers.
+# Against the previous default (no ROUND_P, one wait per product, 40/232),
+# same process, H100, 2026-12-06: B4 H32 L4096 +2.0% (causal +3.0%),
+# B1 H32 L16384 causal +3.2-3.6% in three runs, non-causal -5.5% to +1.7%
+# (within that row's run-to-run spread). At d 64 the same schedule spills.
+attention_dkdv_waits_in_place = attention_dkdv.replace_hints(ws_registers=(24, 240),
+                                                             defer_mma_waits="in-place")
+
+
 def sm90_blocks(d):
     """(dkdv_blocks, dq_blocks) for head dim `d` on sm_90, as measured on
     the H200 (2026-12-04, B4 H32 L4096, f16): 128 query rows per dQ
@@ -243,14 +254,15 @@ def sm90_blocks(d):
 
 
 def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
-             dq_blocks=None, grad_dtype=np.float32, fused_dq=False, round_p=False):
+             dq_blocks=None, grad_dtype=np.float32, fused_dq=False, dkdv_in_place=None):
     """dQ, dK, dV (device arrays of `grad_dtype`, shaped as q, k, v) from
     the forward's O and lse. Each gradient kernel takes (BM, BN) = (bm, bn)
     unless given its own (`dkdv_blocks`, `dq_blocks`): 128 rows of its
     products are one mma per warpgroup, (64, 128) and (128, 64) on sm_90.
     `fused_dq`: attention_dkdvdq's five products with dQ added atomically
     (in f32, then cast to `grad_dtype`) instead of attention_dq's three.
-    `round_p`: attention_dkdv's ROUND_P."""
+    `dkdv_in_place`: attention_dkdv_waits_in_place with ROUND_P instead of
+    attention_dkdv (None: at head dim 128)."""
     batch_heads, seq, d = q.shape
     kv_heads = k.shape[0]
     scale = 1.0 / math.sqrt(d)
@@ -261,6 +273,9 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     kv_bm, kv_bn = dkdv_blocks or (bm, bn)
     q_bm, q_bn = dq_blocks or (bm, bn)
     group = batch_heads // kv_heads
+    if dkdv_in_place is None:
+        dkdv_in_place = d == 128
+    dkdv = attention_dkdv_waits_in_place if dkdv_in_place else attention_dkdv
     if fused_dq:
         wide = grad_dtype is np.float32 or str(grad_dtype) == "torch.float32"
         dq_acc = dq if wide else dev.empty((batch_heads, seq, d), np.float32)
@@ -274,9 +289,9 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     # Neither kernel reads the other's results: on torch they run on two
     # streams, so that one's last, partly empty wave overlaps the other.
     dev.concurrently(
-        lambda: attention_dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
+        lambda: dkdv[(tile.cdiv(seq, kv_bn), kv_heads)](
             q, k, v, dout, lse, delta, dk, dv, seq, scale, BM=kv_bm, BN=kv_bn, D=d,
-            CAUSAL=causal, GROUP=group, ROUND_P=round_p),
+            CAUSAL=causal, GROUP=group, ROUND_P=dkdv_in_place),
         lambda: attention_dq[(tile.cdiv(seq, q_bm), batch_heads)](
             q, k, v, dout, lse, delta, dq, seq, scale, BM=q_bm, BN=q_bn, D=d,
             CAUSAL=causal, GROUP=group))

@@ -94,15 +94,15 @@ def test_in_place_dkdv_waits_once_for_dv_and_dpt(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("d", [64, 128])
-def test_in_place_backward_matches_float64(dev, monkeypatch, d, causal):  # noqa: F811
-    """The split backward with TILE_DEFER_MMA_WAITS=in-place and the dK/dV
-    kernel's ROUND_P, 333 keys, gradients poisoned, against float64."""
+def test_in_place_backward_matches_float64(dev, d, causal):  # noqa: F811
+    """The split backward with attention_dkdv_waits_in_place (ROUND_P, the
+    defer_mma_waits="in-place" hint; backward's default at d 128, asked for
+    at d 64), 333 keys, gradients poisoned, against float64."""
     torch = dev.torch
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("wgmma is sm_90 only")
-    monkeypatch.setenv("TILE_DEFER_MMA_WAITS", "in-place")
     check_backward(torch, _fresh_example(f"fab_in_place{d}{int(causal)}"), d, 333, causal,
-                   False, seed=d + causal, round_p=True)
+                   False, seed=d + causal, in_place=True)
 
 
 @needs_sm90
@@ -141,3 +141,29 @@ def test_defer_mma_waits_hint_is_checked():
     assert hinted.replace_hints(num_stages=2).defer_mma_waits == "in-place"
     with pytest.raises(TileValueError, match="defer_mma_waits must be"):
         hinted.replace_hints(defer_mma_waits=1)
+
+
+def test_backward_waits_in_place_at_head_dim_128():
+    """backward() runs attention_dkdv_waits_in_place at head dim 128 (and
+    attention_dkdv elsewhere): on the CPU backend too, where the hint means
+    nothing, its gradients against float64 NumPy."""
+    import numpy as np
+
+    fab = _fresh_example("fab_head_dims")  # puts examples/ on sys.path
+    device = fab.Device()
+    if device.backend != "cpu":
+        pytest.skip("the CPU backend's check (the GPU suite runs the CUDA one)")
+    rng = np.random.default_rng(7)
+    for d, in_place in ((128, True), (64, False)):
+        q, k, v, dout = (rng.standard_normal((1, 40, d)).astype(np.float32) for _ in range(4))
+        before = (fab.attention_dkdv_waits_in_place.compile_count,
+                  fab.attention_dkdv.compile_count)
+        out, lse = fab.forward(device, *(device.put(x) for x in (q, k, v)), False, 16, 16)
+        grads = fab.backward(device, *(device.put(x) for x in (q, k, v)), out, lse,
+                             device.put(dout), False, 16, 16)
+        after = (fab.attention_dkdv_waits_in_place.compile_count,
+                 fab.attention_dkdv.compile_count)
+        assert (after[0] > before[0], after[1] > before[1]) == (in_place, not in_place)
+        wide = [x.astype(np.float64) for x in (q, k, v, dout)]
+        for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, False)):
+            np.testing.assert_allclose(device.get(g), want, rtol=1e-4, atol=1e-4)

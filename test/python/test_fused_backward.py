@@ -49,11 +49,11 @@ def _fresh_example(name):
     return module
 
 
-def check_backward(torch, fab, d, seq, causal, fused, seed, round_p=False):
+def check_backward(torch, fab, d, seq, causal, fused, seed, in_place=None):
     """The backward of module `fab` (a fresh copy of the example) at the
     bench's blocks (sm90_blocks), two heads of `seq` f16 random rows,
-    gradients poisoned, against float64 NumPy (`round_p`: the dK/dV
-    kernel's ROUND_P)."""
+    gradients poisoned, against float64 NumPy (`in_place`: backward's
+    dkdv_in_place)."""
     rng = np.random.default_rng(seed)
     q, k, v, dout = (rng.standard_normal((2, seq, d)).astype(np.float16) for _ in range(4))
     tdev = fab._TorchDevice()
@@ -62,7 +62,7 @@ def check_backward(torch, fab, d, seq, causal, fused, seed, round_p=False):
     kv_blocks, q_blocks = fab.sm90_blocks(d)
     grads = fab.backward(tdev, qt, kt, vt, out, lse, dot, causal, 64, 64,
                          dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused,
-                         round_p=round_p)
+                         dkdv_in_place=in_place)
     wide = [x.astype(np.float64) for x in (q, k, v, dout)]
     for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, causal)):
         assert_close(g.double().cpu().numpy(), want, rtol=3e-2, atol=3e-2)
