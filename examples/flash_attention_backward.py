@@ -236,9 +236,10 @@ def forward(dev, q, k, v, causal, bm, bn):
 # in place (dV += P^T dO and dP^T = V dO^T issued back to back, one wait for
 # both: tile-defer-mma-waits with move-mmas=false) and 24/240 registers.
 # Against the previous default (no ROUND_P, one wait per product, 40/232),
-# same process, H100, 2026-12-06: B4 H32 L4096 +2.0% (causal +3.0%),
-# B1 H32 L16384 causal +3.2-3.6% in three runs, non-causal -5.5% to +1.7%
-# (within that row's run-to-run spread). At d 64 the same schedule spills.
+# same process, H100, 2026-12-06 (docs/performance.md): B4 H32 L4096 +2.0%
+# (causal +3.0%); B1 H32 L16384 causal -1.7%, +3.6%, +3.7%, +3.2% in four
+# runs, non-causal -5.5%, +1.7%, 0.0%, -0.3% (that row moved 2% between two
+# copies of the same kernels). At d 64 the same schedule spills.
 attention_dkdv_waits_in_place = attention_dkdv.replace_hints(ws_registers=(24, 240),
                                                              defer_mma_waits="in-place")
 
