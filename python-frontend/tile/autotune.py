@@ -35,7 +35,8 @@ from . import interop
 from . import tuning_cache
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
                      TileValueError, user_location)
-from .kernel import Kernel, check_num_stages, check_ws_registers
+from .hints import check_num_stages, check_ws_registers
+from .kernel import Kernel
 
 __all__ = ["Config", "autotune", "Autotuner"]
 

@@ -18,6 +18,7 @@ import contextlib
 import re
 import threading
 
+from . import backend as _backend
 from . import ir
 from .errors import TileTypeError, TileValueError, user_location
 
@@ -237,3 +238,48 @@ def _with_kernel_attr(ir_text, name, value):
         return ir_text
     return _KERNEL_ATTRS.sub(lambda m: f"{m.group(0)}, {name} = {int(value)} : i32",
                              ir_text, count=1)
+
+
+# -- tile's own code generation hints (num_stages, ws_registers,
+# defer_mma_waits): checked here, acted on by the compiler's options.
+
+MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
+
+
+def check_num_stages(num_stages):
+    """None, or an int 0..MAX_NUM_STAGES (0: the compiler chooses)."""
+    if num_stages is None:
+        return
+    if num_stages.__class__ is not int or not 0 <= num_stages <= MAX_NUM_STAGES:
+        raise TileValueError(f"num_stages must be None or an int from 0 (the compiler "
+                             f"chooses) to {MAX_NUM_STAGES}, got {num_stages!r}",
+                             location=user_location())
+
+
+def check_ws_registers(split):
+    """None, or (P, C): two multiples of 8 from 24 to 256 (setmaxnreg's
+    range), returned as a tuple."""
+    if split is None:
+        return None
+    if _backend.is_register_split(split):
+        return tuple(split)
+    raise TileValueError(f"ws_registers must be None or (producer, consumer) registers per "
+                         f"thread, two multiples of 8 from 24 to 256, got {split!r}",
+                         location=user_location())
+
+
+DEFER_MMA_WAITS = (None, False, True, "in-place")
+
+
+def check_defer_mma_waits(value):
+    """None, False, True or "in-place"."""
+    if not any(value is v or (isinstance(v, str) and value == v) for v in DEFER_MMA_WAITS):
+        raise TileValueError(f"defer_mma_waits must be None, False, True or 'in-place', "
+                             f"got {value!r}", location=user_location())
+
+
+def defer_mma_waits_options(value):
+    """The compile options of a defer_mma_waits hint (None: none)."""
+    if value is None:
+        return {}
+    return {"defer_mma_waits": value is not False, "move_deferred_mmas": value is True}

@@ -33,7 +33,8 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      user_location)
 from .specializations import Specializations as _Specializations
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_target_hints
-from .hints import current_compiler_timeout
+from .hints import (check_defer_mma_waits, check_num_stages, check_ws_registers,
+                    current_compiler_timeout, defer_mma_waits_options)
 from .array_lists import check_parameter_space
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
@@ -164,48 +165,6 @@ def launch(first, grid=_MISSING, third=_MISSING, fourth=_MISSING, /, *more, stre
     if programmatic_dependent_launch:
         kern = kern._dependent()
     return kern[grid](*kernel_args, stream=stream)
-
-
-MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
-
-
-def check_num_stages(num_stages):
-    """None, or an int 0..MAX_NUM_STAGES (0: the compiler chooses)."""
-    if num_stages is None:
-        return
-    if num_stages.__class__ is not int or not 0 <= num_stages <= MAX_NUM_STAGES:
-        raise TileValueError(f"num_stages must be None or an int from 0 (the compiler "
-                             f"chooses) to {MAX_NUM_STAGES}, got {num_stages!r}",
-                             location=user_location())
-
-
-def check_ws_registers(split):
-    """None, or (P, C): two multiples of 8 from 24 to 256 (setmaxnreg's
-    range), returned as a tuple."""
-    if split is None:
-        return None
-    if _backend.is_register_split(split):
-        return tuple(split)
-    raise TileValueError(f"ws_registers must be None or (producer, consumer) registers per "
-                         f"thread, two multiples of 8 from 24 to 256, got {split!r}",
-                         location=user_location())
-
-
-DEFER_MMA_WAITS = (None, False, True, "in-place")
-
-
-def check_defer_mma_waits(value):
-    """None, False, True or "in-place"."""
-    if not any(value is v or (isinstance(v, str) and value == v) for v in DEFER_MMA_WAITS):
-        raise TileValueError(f"defer_mma_waits must be None, False, True or 'in-place', "
-                             f"got {value!r}", location=user_location())
-
-
-def defer_mma_waits_options(value):
-    """The compile options of a defer_mma_waits hint (None: none)."""
-    if value is None:
-        return {}
-    return {"defer_mma_waits": value is not False, "move_deferred_mmas": value is True}
 
 
 _FLOAT_CONSTANTS = {}  # bit pattern -> one float object: NaN keys equal to themselves

@@ -25,8 +25,7 @@ import tempfile
 from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
-from .hints import check_hints, for_target, with_target_hints
-from .kernel import defer_mma_waits_options
+from .hints import check_hints, defer_mma_waits_options, for_target, with_target_hints
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
