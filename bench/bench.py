@@ -90,7 +90,10 @@ def interleaved_medians(fns, rep_ms=100.0):
     run starts with a cold L2 and the host's launch time hides behind the
     memset) but taking turns run by run: run r of every fn is timed before
     run r+1 of any, so the machine's drift (clocks, the host) falls on all
-    of them alike. About `rep_ms` of runs of the slowest, 10 to 1000 each."""
+    of them alike; run r starts at fn r (mod their number), so no fn always
+    follows the same one (on an H100 two copies of the same backward
+    kernels in different rows differed by up to 2%, 2026-12-06). About
+    `rep_ms` of runs of the slowest, 10 to 1000 each."""
     if not _FLUSH:
         _FLUSH.append(torch.empty(256 << 20, dtype=torch.int8, device="cuda"))
     flush = _FLUSH[0]
@@ -108,11 +111,12 @@ def interleaved_medians(fns, rep_ms=100.0):
     events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                for _ in range(n)] for _ in fns]
     for r in range(n):
-        for fn, ev in zip(fns, events):
+        for step in range(len(fns)):
+            i = (step + r) % len(fns)
             flush.zero_()
-            ev[r][0].record()
-            fn()
-            ev[r][1].record()
+            events[i][r][0].record()
+            fns[i]()
+            events[i][r][1].record()
     torch.cuda.synchronize()
     out = []
     for ev in events:
