@@ -323,7 +323,7 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
          (opts.prefetchTensorMaps ? ";prefetch_tmaps=1" : "") +
          (opts.bulkReduce ? ";bulk_reduce=1" : "") +
          (opts.stagedOperands ? ";staged_mma=1" : "") +
-         (!opts.deferMmaWaits        ? ""
+         (!opts.deferMmaWaits     ? ""
           : opts.moveDeferredMmas ? ";defer_mma_waits=1"
                                   : ";defer_mma_waits=in-place") +
          (opts.delayStagedMma ? ";delay_staged_mma=1" : "");
