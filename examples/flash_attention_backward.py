@@ -239,9 +239,16 @@ def forward(dev, q, k, v, causal, bm, bn):
 # same process, H100, 2026-12-06 (docs/performance.md): B4 H32 L4096 +2.0%
 # (causal +3.0%); B1 H32 L16384 causal -1.7%, +3.6%, +3.7%, +3.2% in four
 # runs, non-causal -5.5%, +1.7%, 0.0%, -0.3% (that row moved 2% between two
-# copies of the same kernels). At d 64 the same schedule spills.
+# copies of the same kernels). At d 64, and in bfloat16 (76-140 bytes),
+# ptxas spills that loop: those keep attention_dkdv.
 attention_dkdv_waits_in_place = attention_dkdv.replace_hints(ws_registers=(24, 240),
                                                              defer_mma_waits="in-place")
+
+
+def dkdv_waits_in_place(d, dtype):
+    """Whether backward() runs attention_dkdv_waits_in_place (with
+    ROUND_P) for head dim `d` and inputs of `dtype` (NumPy's or torch's)."""
+    return d == 128 and str(dtype) in ("float16", "torch.float16")
 
 
 def sm90_blocks(d):
@@ -263,7 +270,7 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     `fused_dq`: attention_dkdvdq's five products with dQ added atomically
     (in f32, then cast to `grad_dtype`) instead of attention_dq's three.
     `dkdv_in_place`: attention_dkdv_waits_in_place with ROUND_P instead of
-    attention_dkdv (None: at head dim 128)."""
+    attention_dkdv (None: where dkdv_waits_in_place says)."""
     batch_heads, seq, d = q.shape
     kv_heads = k.shape[0]
     scale = 1.0 / math.sqrt(d)
@@ -275,7 +282,7 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     q_bm, q_bn = dq_blocks or (bm, bn)
     group = batch_heads // kv_heads
     if dkdv_in_place is None:
-        dkdv_in_place = d == 128
+        dkdv_in_place = dkdv_waits_in_place(d, q.dtype)
     dkdv = attention_dkdv_waits_in_place if dkdv_in_place else attention_dkdv
     if fused_dq:
         wide = grad_dtype is np.float32 or str(grad_dtype) == "torch.float32"

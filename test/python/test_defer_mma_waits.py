@@ -143,27 +143,33 @@ def test_defer_mma_waits_hint_is_checked():
         hinted.replace_hints(defer_mma_waits=1)
 
 
-def test_backward_waits_in_place_at_head_dim_128():
-    """backward() runs attention_dkdv_waits_in_place at head dim 128 (and
-    attention_dkdv elsewhere): on the CPU backend too, where the hint means
-    nothing, its gradients against float64 NumPy."""
+def test_backward_waits_in_place_at_head_dim_128_in_float16():
+    """backward() picks attention_dkdv_waits_in_place at head dim 128 in
+    float16 only (at d 64 and in bfloat16 ptxas spills it); asked for, it
+    runs on the CPU backend too, where the hint means nothing, and its
+    gradients match float64 NumPy."""
     import numpy as np
 
     fab = _fresh_example("fab_head_dims")  # puts examples/ on sys.path
+    assert fab.dkdv_waits_in_place(128, np.dtype(np.float16))
+    assert fab.dkdv_waits_in_place(128, "torch.float16")
+    assert not fab.dkdv_waits_in_place(128, "torch.bfloat16")
+    assert not fab.dkdv_waits_in_place(128, np.dtype(np.float32))
+    assert not fab.dkdv_waits_in_place(64, np.dtype(np.float16))
     device = fab.Device()
     if device.backend != "cpu":
         pytest.skip("the CPU backend's check (the GPU suite runs the CUDA one)")
     rng = np.random.default_rng(7)
-    for d, in_place in ((128, True), (64, False)):
+    for d, in_place in ((128, True), (64, None)):
         q, k, v, dout = (rng.standard_normal((1, 40, d)).astype(np.float32) for _ in range(4))
         before = (fab.attention_dkdv_waits_in_place.compile_count,
                   fab.attention_dkdv.compile_count)
         out, lse = fab.forward(device, *(device.put(x) for x in (q, k, v)), False, 16, 16)
         grads = fab.backward(device, *(device.put(x) for x in (q, k, v)), out, lse,
-                             device.put(dout), False, 16, 16)
+                             device.put(dout), False, 16, 16, dkdv_in_place=in_place)
         after = (fab.attention_dkdv_waits_in_place.compile_count,
                  fab.attention_dkdv.compile_count)
-        assert (after[0] > before[0], after[1] > before[1]) == (in_place, not in_place)
+        assert (after[0] > before[0], after[1] > before[1]) == (bool(in_place), not in_place)
         wide = [x.astype(np.float64) for x in (q, k, v, dout)]
         for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, False)):
             np.testing.assert_allclose(device.get(g), want, rtol=1e-4, atol=1e-4)
