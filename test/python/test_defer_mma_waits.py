@@ -173,3 +173,15 @@ def test_backward_waits_in_place_at_head_dim_128_in_float16():
         wide = [x.astype(np.float64) for x in (q, k, v, dout)]
         for g, want in zip(grads, fab.reference_grads(*wide, d ** -0.5, False)):
             np.testing.assert_allclose(device.get(g), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("value, defer, move", [("", False, True), ("0", False, True),
+                                                ("1", True, True), ("in-place", True, False)])
+def test_environment_switch(monkeypatch, value, defer, move):
+    """TILE_DEFER_MMA_WAITS: unset or 0 off, 1 moves the mmas too,
+    in-place only the waits."""
+    from tile import backend
+
+    monkeypatch.setenv("TILE_DEFER_MMA_WAITS", value)
+    switches = backend.codegen_switches()
+    assert (switches["defer_mma_waits"], switches["move_deferred_mmas"]) == (defer, move)

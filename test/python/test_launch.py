@@ -117,7 +117,8 @@ def test_compile_and_asm(fake):
                     "warpgroup_mma": True, "nvptx_register_scheduling": True,
                     "warp_specialize": "attention", "stage_stores": True,
                     "ping_pong": False, "mma_overlap": True, "split_masks": True, "bulk_reduce": False,
-                    "staged_mma": False, "defer_mma_waits": False, "delay_staged_mma": False,
+                    "staged_mma": False, "defer_mma_waits": False, "move_deferred_mmas": True,
+                    "delay_staged_mma": False,
                     "tma_stores": True,
                     "prefetch_tmaps": False,
                     "ws_registers": (40, 232)}
