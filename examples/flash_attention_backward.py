@@ -112,11 +112,12 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
         valid = valid & (keys[:, None] <= queries[None, :])
     pt = tile.where(valid, tile.exp2(st * (scale * LOG2E) - lse_rows[None, :],
                                      flush_to_zero=True), 0.0)
+    rounded = pt.astype(dO.dtype)
     if ROUND_P:
-        pt = pt.astype(dO.dtype)
-    dV = tile.mma(pt.astype(dO.dtype), dO, dV)
+        pt = rounded.astype(tile.float32)
+    dV = tile.mma(rounded, dO, dV)
     dpt = tile.mma(V, tile.transpose(dO), tile.zeros((BN, BM), tile.float32))
-    return pt.astype(tile.float32) * (dpt - delta_rows[None, :]), dV
+    return pt * (dpt - delta_rows[None, :]), dV
 
 
 # Eight warps: two warpgroups. Every product of attention_dkdv has the BN

@@ -268,12 +268,10 @@ def check_ws_registers(split):
                          location=user_location())
 
 
-DEFER_MMA_WAITS = (None, False, True, "in-place")
-
-
 def check_defer_mma_waits(value):
     """None, False, True or "in-place"."""
-    if not any(value is v or (isinstance(v, str) and value == v) for v in DEFER_MMA_WAITS):
+    if not (value is None or value is False or value is True
+            or (isinstance(value, str) and value == "in-place")):
         raise TileValueError(f"defer_mma_waits must be None, False, True or 'in-place', "
                              f"got {value!r}", location=user_location())
 

@@ -384,6 +384,14 @@ class Kernel:
                                                               self.ws_registers)),
                       defer_mma_waits=defer, **merged)
 
+    def codegen_hint_options(self):
+        """The compile options this kernel's ws_registers and
+        defer_mma_waits hints set (those it leaves at None set none)."""
+        options = defer_mma_waits_options(self.defer_mma_waits)
+        if self.ws_registers is not None:
+            options["ws_registers"] = self.ws_registers
+        return options
+
     def _dependent(self):
         """The same kernel launched as a programmatic dependent launch: its
         own specializations (binaries are shared through the compile memo),
@@ -444,9 +452,7 @@ class Kernel:
         options = _backend.compile_options(self.num_warps,
                                            for_target(self.opt_level, target, 3),
                                            self.num_stages)
-        if self.ws_registers is not None:  # the kernel's own split wins
-            options["ws_registers"] = self.ws_registers
-        options.update(defer_mma_waits_options(self.defer_mma_waits))
+        options.update(self.codegen_hint_options())  # the kernel's own hints win
         # occupancy (blocks per SM, nvvm.minctasm) and num_ctas (clusters)
         text = with_target_hints(text, self.hints, target)
         bkey = (text, target, tuple(sorted(options.items())))

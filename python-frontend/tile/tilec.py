@@ -25,7 +25,7 @@ import tempfile
 from . import backend as _backend
 from . import dtypes as D
 from .errors import TileError, replay_command
-from .hints import check_hints, defer_mma_waits_options, for_target, with_target_hints
+from .hints import check_hints, for_target, with_target_hints
 
 __all__ = ["main", "parse_signature", "AbstractArray", "STAGES", "detect_stage"]
 
@@ -581,12 +581,10 @@ def run(argv=None, out=None):
     if num_stages is None:
         num_stages = (kern.num_stages if kern is not None else None) or 0
     options = _options(args, num_warps, opt_level, skip, num_stages)
+    if kern is not None:
+        options.update(kern.codegen_hint_options())
     if args.ws_registers is not None:
         options["ws_registers"] = args.ws_registers
-    elif kern is not None and kern.ws_registers is not None:
-        options["ws_registers"] = kern.ws_registers
-    if kern is not None:
-        options.update(defer_mma_waits_options(kern.defer_mma_waits))
     binary = _compile(mod, ir_text, target, options, kern,
                       None if kern is not None else ("<stdin>" if path == "-" else path))
     asm = dict(binary.asm)

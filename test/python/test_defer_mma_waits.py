@@ -141,6 +141,9 @@ def test_defer_mma_waits_hint_is_checked():
     assert hinted.replace_hints(num_stages=2).defer_mma_waits == "in-place"
     with pytest.raises(TileValueError, match="defer_mma_waits must be"):
         hinted.replace_hints(defer_mma_waits=1)
+    with pytest.raises(TileValueError, match="defer_mma_waits must be"):
+        import numpy as np
+        hinted.replace_hints(defer_mma_waits=np.array(["in-place", "in-place"]))
 
 
 def test_backward_waits_in_place_at_head_dim_128_in_float16():
