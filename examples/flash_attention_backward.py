@@ -241,15 +241,18 @@ def forward(dev, q, k, v, causal, bm, bn):
 # (causal +3.0%); B1 H32 L16384 causal -1.7%, +3.6%, +3.7%, +3.2% in four
 # runs, non-causal -5.5%, +1.7%, 0.0%, -0.3% (that row moved 2% between two
 # copies of the same kernels). At d 64, and in bfloat16 (76-140 bytes),
-# ptxas spills that loop: those keep attention_dkdv.
+# ptxas spills that loop: those keep attention_dkdv. So does grouped-query
+# attention: same process, H100, 2026-12-06, B4 H32 Hkv 8 L4096 it lost 1.3%
+# (causal 3.7%, where its loop spills 20 bytes) against attention_dkdv.
 attention_dkdv_waits_in_place = attention_dkdv.replace_hints(ws_registers=(24, 240),
                                                              defer_mma_waits="in-place")
 
 
-def dkdv_waits_in_place(d, dtype):
+def dkdv_waits_in_place(d, dtype, group=1):
     """Whether backward() runs attention_dkdv_waits_in_place (with
-    ROUND_P) for head dim `d` and inputs of `dtype` (NumPy's or torch's)."""
-    return d == 128 and str(dtype) in ("float16", "torch.float16")
+    ROUND_P) for head dim `d`, inputs of `dtype` (NumPy's or torch's) and
+    `group` query heads to a K/V head."""
+    return d == 128 and group == 1 and str(dtype) in ("float16", "torch.float16")
 
 
 def sm90_blocks(d):
@@ -283,7 +286,7 @@ def backward(dev, q, k, v, out, lse, dout, causal, bm, bn, dkdv_blocks=None,
     q_bm, q_bn = dq_blocks or (bm, bn)
     group = batch_heads // kv_heads
     if dkdv_in_place is None:
-        dkdv_in_place = dkdv_waits_in_place(d, q.dtype)
+        dkdv_in_place = dkdv_waits_in_place(d, q.dtype, group)
     dkdv = attention_dkdv_waits_in_place if dkdv_in_place else attention_dkdv
     if fused_dq:
         wide = grad_dtype is np.float32 or str(grad_dtype) == "torch.float32"
