@@ -542,6 +542,7 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
     if (failed(resolved))
       return failure();
     int warps = *resolved;
+    unpermuteMmaLoads(module);
     module->setAttr(
         kNumWarpsAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 32), warps));

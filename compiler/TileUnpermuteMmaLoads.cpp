@@ -1,0 +1,123 @@
+//===- TileUnpermuteMmaLoads.cpp - transposed loads of mma operands -------===//
+//
+// Part of tile-tiling: a load with `order` that reads a 2-d transpose
+// (cuTile's transposed load, as attention loads K^T: `load(k, ...,
+// order=(0, 2, 1))`) of an array with unit-stride rows, whose block an mma
+// reads, becomes the plain load of the block, the reshape dropping its unit
+// dimensions and a 2-d permute: the form the warpgroup tiling and the ring
+// pipelining read through (findLoadThroughView). The block is copied as it
+// lies in memory and the mma reads it transposed from shared memory. Left
+// as it was, such a load kept its mma off wgmma and out of the ring: the
+// attention example, written this way, ran on mma.sync.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/TileTiling.h"
+
+#include "dialects/tile/TileDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+/// Whether `v` reaches an mma operand through views (reshapes, bitcasts)
+/// only.
+static bool feedsMma(Value v) {
+  if (v.use_empty())
+    return false;
+  for (Operation *user : v.getUsers()) {
+    if (isa<MmaOp>(user))
+      continue;
+    if (!isa<ReshapeOp, arith::BitcastOp>(user) ||
+        !feedsMma(user->getResult(0)))
+      return false;
+  }
+  return true;
+}
+
+/// The dimensions of `shape` that are not 1.
+static SmallVector<int64_t> nonUnit(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> kept;
+  for (int64_t d : shape)
+    if (d != 1)
+      kept.push_back(d);
+  return kept;
+}
+
+/// reshape(permute(x)) where the reshape only drops unit dimensions ->
+/// permute(reshape(x)) over the dimensions that are not 1 (the reshape
+/// alone when the permute only moved unit dimensions).
+static void moveReshapeInFront(PermuteOp permute) {
+  if (!permute->hasOneUse())
+    return;
+  auto reshape = dyn_cast<ReshapeOp>(*permute->getUsers().begin());
+  auto srcType = cast<RankedTensorType>(permute.getSrc().getType());
+  auto permType = cast<RankedTensorType>(permute.getType());
+  if (!reshape || cast<RankedTensorType>(reshape.getType()).getShape() !=
+                      ArrayRef<int64_t>(nonUnit(permType.getShape())))
+    return;
+  // Positions of the source's non-unit dimensions, in the source's order.
+  SmallVector<int64_t> position(srcType.getRank(), -1);
+  int64_t next = 0;
+  for (auto [d, size] : llvm::enumerate(srcType.getShape()))
+    if (size != 1)
+      position[d] = next++;
+  SmallVector<int64_t> perm;
+  for (int64_t p : permute.getPerm())
+    if (position[p] >= 0)
+      perm.push_back(position[p]);
+  OpBuilder b(reshape);
+  Location loc = reshape.getLoc();
+  Value flat = ReshapeOp::create(
+      b, loc, srcType.clone(nonUnit(srcType.getShape())), permute.getSrc());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    flat = PermuteOp::create(b, loc, reshape.getType(), flat, perm);
+  reshape.replaceAllUsesWith(flat);
+  reshape->erase();
+  permute->erase();
+}
+
+/// Whether `load` reads a 2-d transpose: `order` swaps its last two
+/// dimensions, any before them are 1 and dropped by the one reshape that
+/// reads it (the permute that replaces it is then the 2-d transpose).
+static bool loadsTransposedRows(LoadOp load) {
+  auto type = cast<RankedTensorType>(load.getType());
+  int64_t rank = type.getRank();
+  if (rank < 2 || llvm::any_of(type.getShape().drop_back(2),
+                               [](int64_t d) { return d != 1; }))
+    return false;
+  auto swapLast = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(swapLast[rank - 2], swapLast[rank - 1]);
+  if (*load.getOrder() != ArrayRef<int64_t>(swapLast))
+    return false;
+  if (rank == 2)
+    return true;
+  if (!load->hasOneUse())
+    return false;
+  auto reshape = dyn_cast<ReshapeOp>(*load->getUsers().begin());
+  return reshape && cast<RankedTensorType>(reshape.getType()).getShape() ==
+                        type.getShape().take_back(2);
+}
+
+void mlir::tile::unpermuteMmaLoads(Operation *root) {
+  SmallVector<LoadOp> loads;
+  // Only blocks of arrays with unit-stride rows: a transposed load of a
+  // column-major array already reads along its contiguous dimension.
+  root->walk([&](LoadOp load) {
+    if (load.getOrder() && load.getArray().getType().hasUnitInnerStride() &&
+        loadsTransposedRows(load) && feedsMma(load.getResult()))
+      loads.push_back(load);
+  });
+  for (LoadOp load : loads) {
+    OpBuilder b(load);
+    Location loc = load.getLoc();
+    auto type = cast<RankedTensorType>(load.getType());
+    SmallVector<int64_t> order(*load.getOrder());
+    auto plain = cast<LoadOp>(b.clone(*load));
+    plain.removeOrderAttr();
+    plain.getResult().setType(type.clone(load.getBlockShape()));
+    auto permute = PermuteOp::create(b, loc, type, plain.getResult(), order);
+    load.replaceAllUsesWith(permute.getResult());
+    load->erase();
+    moveReshapeInFront(permute);
+  }
+}
