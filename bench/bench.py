@@ -422,6 +422,7 @@ def run_attention(shapes, clusters=False):
     """Forward attention per shape, causal and not; with `clusters`, the
     fixed kernel also in clusters of two (num_ctas=2: neighbouring query
     blocks share K and V; causal kernels stay unclustered) beside it."""
+    import flash_attention as FA
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -449,6 +450,11 @@ def run_attention(shapes, clusters=False):
                  K.attention_tuned, poison),
                 ("tile-fixed", lambda: K.attention[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group), check, None, poison),
+                # The kernel as a user writes it (examples/flash_attention.py:
+                # K^T by an `order` load, `seq` at run time, keys past it masked).
+                ("tile-example", lambda: FA.attention[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group), check, None, poison),
             ]
             # Causal variants that mask only the diagonal block: two loops (unmasked,

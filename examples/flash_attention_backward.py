@@ -221,11 +221,12 @@ def attention_dq(q, k, v, dout, lse, delta, dq, seq, scale,
     tile.store(dq, index=(bh, qb, 0), tile=tile.reshape((dQ * scale).astype(dq.dtype), (1, BM, D)))
 
 
-def forward(dev, q, k, v, causal, bm, bn):
-    """O and the row lse of attention(q, k, v) (device arrays in, out); q is
-    (batch*heads, L, D), k and v (batch*kv_heads, L, D)."""
+def forward(dev, q, k, v, causal, bm, bn, out_dtype=np.float32):
+    """O (of `out_dtype`) and the row lse of attention(q, k, v) (device
+    arrays in, out); q is (batch*heads, L, D), k and v (batch*kv_heads, L,
+    D)."""
     batch_heads, seq, d = q.shape
-    out = dev.empty((batch_heads, seq, d), np.float32)
+    out = dev.empty((batch_heads, seq, d), out_dtype)
     lse = dev.empty((batch_heads, seq), np.float32)
     attention_lse[(tile.cdiv(seq, bm), batch_heads)](
         q, k, v, out, lse, seq, 1.0 / math.sqrt(d), BM=bm, BN=bn, D=d, CAUSAL=causal,
@@ -253,6 +254,14 @@ def dkdv_waits_in_place(d, dtype, group=1):
     ROUND_P) for head dim `d`, inputs of `dtype` (NumPy's or torch's) and
     `group` query heads to a K/V head."""
     return d == 128 and group == 1 and str(dtype) in ("float16", "torch.float16")
+
+
+def forward_blocks(d):
+    """(BM, BN) of TileAttention's forward at head dim `d`: 128 x 128 up to
+    d 128, as bench's attention rows take on sm_90 (one consumer warpgroup
+    per 64 rows, no spills); 64 x 64 above. With 64 x 64 blocks at d 128
+    the forward ran at 0.68x SDPA on an H100 (2026-12-06, B4 H32 L4096)."""
+    return (128, 128) if d <= 128 else (64, 64)
 
 
 def sm90_blocks(d):
@@ -340,15 +349,17 @@ try:
         forward and backward in tile kernels."""
 
         @staticmethod
-        def forward(ctx, q, k, v, causal=False, bm=64, bn=64, fused_dq=False):
-            """`fused_dq`: the backward's dQ from attention_dkdvdq (five
+        def forward(ctx, q, k, v, causal=False, bm=None, bn=None, fused_dq=False):
+            """`bm`, `bn`: the forward's blocks (None: forward_blocks).
+            `fused_dq`: the backward's dQ from attention_dkdvdq (five
             products in one kernel, dQ added atomically) instead of
             attention_dq."""
+            default_bm, default_bn = forward_blocks(q.shape[-1])
+            bm, bn = bm or default_bm, bn or default_bn
             dev = _TorchDevice()
-            out, lse = forward(dev, q, k, v, causal, bm, bn)
-            # O is kept as returned, in q's dtype (as FlashAttention keeps
-            # it): the backward's delta = rowsum(O * dO) reads half the bytes.
-            out = out.to(q.dtype)
+            # O is written in q's dtype (as FlashAttention keeps it): the
+            # backward's delta = rowsum(O * dO) reads half the bytes.
+            out, lse = forward(dev, q, k, v, causal, bm, bn, out_dtype=q.dtype)
             ctx.save_for_backward(q, k, v, out, lse)
             ctx.config = (causal, bm, bn, fused_dq)
             return out
@@ -433,19 +444,28 @@ def main(batch_heads=2, seq=200, d=64, bm=64, bn=64):
     if torch is not None and dev.backend == "cuda":
         # Against torch's autograd of SDPA, with either dQ kernel.
         qt, kt, vt = (torch.tensor(x, device="cuda", requires_grad=True) for x in (q, k, v))
-        for causal, fused in ((False, False), (True, False), (False, True), (True, True)):
+        # Blocks None: TileAttention's own (forward_blocks).
+        for causal, fused, blocks in ((False, False, (bm, bn)), (True, False, (bm, bn)),
+                                      (False, True, (bm, bn)), (True, True, (bm, bn)),
+                                      (False, False, (None, None)),
+                                      (True, False, (None, None))):
             for t in (qt, kt, vt):
                 t.grad = None
-            TileAttention.apply(qt, kt, vt, causal, bm, bn, fused).backward(
-                torch.tensor(dout, device="cuda"))
+            out = TileAttention.apply(qt, kt, vt, causal, *blocks, fused)
+            out.backward(torch.tensor(dout, device="cuda"))
             mine = [t.grad.float().cpu().numpy() for t in (qt, kt, vt)]
             q2, k2, v2 = (t.detach().clone().requires_grad_(True) for t in (qt, kt, vt))
             torch.nn.functional.scaled_dot_product_attention(
                 q2, k2, v2, is_causal=causal).backward(torch.tensor(dout, device="cuda"))
             for name, g, t in zip(("dq", "dk", "dv"), mine, (q2, k2, v2)):
                 status |= check(f"TileAttention {name} vs SDPA (causal={causal}, "
-                                f"fused_dq={fused})", g,
+                                f"fused_dq={fused}, blocks {blocks})", g,
                                 t.grad.float().cpu().numpy(), rtol=tol, atol=tol)
+            status |= check(f"TileAttention O vs SDPA (causal={causal}, blocks {blocks})",
+                            out.detach().float().cpu().numpy(),
+                            torch.nn.functional.scaled_dot_product_attention(
+                                qt, kt, vt, is_causal=causal).detach().float().cpu().numpy(),
+                            rtol=tol, atol=tol)
     return status
 
 
