@@ -85,7 +85,12 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     row-major [m][k] block, B the transpose of a row-major [n][k] one, K a
     multiple of 128 bytes or 64): `wgmma.mma_async.m64nNk32` with e4m3/e5m2
     operands, whose accumulation keeps fewer bits than f32; otherwise it
-    stays widened (exact in f32).
+    stays widened (exact in f32). Before any of this, a load with `order`
+    that reads a 2-d transpose of a row-major array (cuTile's transposed
+    load, as attention loads K^T) and feeds an mma becomes the plain load,
+    a reshape dropping its unit dimensions and a 2-d permute
+    (`TileUnpermuteMmaLoads.cpp`): the form the warpgroup tiling and the
+    rings read through.
     `tile-map-threads` and `convert-tile-to-gpu` read it; FMA mmas get none.
     Long reductions and long-K mmas become loops first, in
     `tile-chunk-loops`.
