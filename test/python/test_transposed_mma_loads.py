@@ -27,6 +27,8 @@ EXAMPLE = os.path.join(ROOT, "examples", "flash_attention.py")
 FMHA = '''
 import math
 
+import tile
+
 
 @tile.kernel
 def fmha(Q, K, V, Out, qk_scale, BM: tile.Constant[int], BN: tile.Constant[int],
