@@ -220,21 +220,27 @@ def test_attention_backward_matches_float64(bh, seq, d, bm, bn, causal, fused_dq
 @pytest.mark.parametrize("d", [64, 128])
 def test_attention_backward_sm90_blocks(d, causal, fused_dq):
     """The blocks the bench and TileAttention take on sm_90 (sm90_blocks:
-    128 queries a step in dK/dV at d 64), on a ragged length, against
-    float64; gradients poisoned. fused_dq: attention_dkdvdq, whose dQ
-    product is dQ^T = K^T dS^T on sm_90 at d 128 (test_fused_backward)."""
+    128 queries a step in dK/dV at d 64; the forward's and attention_delta's
+    forward_blocks: 128 x 128), with O in the inputs' dtype as TileAttention
+    keeps it, on a ragged length, against float64; outputs poisoned.
+    fused_dq: attention_dkdvdq, whose dQ product is dQ^T = K^T dS^T on
+    sm_90 at d 128 (test_fused_backward)."""
     dev = FAB["Device"]()
     dtype = np.float16 if dev.backend == "cuda" else np.float32
     rng = np.random.default_rng(d + causal)
     bh, seq = 2, 333
     q, k, v, dout = (rng.standard_normal((bh, seq, d)).astype(dtype) for _ in range(4))
     dq_, dk_, dv_ = (dev.put(x) for x in (q, k, v))
-    out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, 64, 64)
+    bm, bn = FAB["forward_blocks"](d)
+    assert (bm, bn) == (128, 128)
+    out, lse = FAB["forward"](dev, dq_, dk_, dv_, causal, bm, bn, out_dtype=dtype)
     kv_blocks, q_blocks = FAB["sm90_blocks"](d)
-    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, 64, 64,
+    grads = FAB["backward"](dev, dq_, dk_, dv_, out, lse, dev.put(dout), causal, bm, bn,
                             dkdv_blocks=kv_blocks, dq_blocks=q_blocks, fused_dq=fused_dq)
     wide = [x.astype(np.float64) for x in (q, k, v, dout)]
     tol = 3e-2 if dtype == np.float16 else 1e-4
+    assert dev.get(out).dtype == dtype
+    assert_close(dev.get(out), attention_ref(q, k, v, causal), rtol=tol, atol=tol)
     for g, want in zip(grads, FAB["reference_grads"](*wide, 1 / math.sqrt(d), causal)):
         assert_close(dev.get(g), want, rtol=tol, atol=tol)
 
