@@ -106,6 +106,16 @@ void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
       IntegerAttr::get(IntegerType::get(func.getContext(), 32), perThread));
 }
 
+/// Whether `blocks` blocks of `func` fit an SM's shared memory as far as
+/// its reserved bytes (rings, staging: kSharedBytesAttr) tell: 228 KB an
+/// SM on sm_80 and sm_90, 1 KB of it reserved per block.
+bool occupancyFitsShared(func::FuncOp func, int64_t blocks) {
+  constexpr int64_t kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
+  auto reserved = func->getAttrOfType<IntegerAttr>(kSharedBytesAttr);
+  int64_t bytes = reserved ? reserved.getInt() : 0;
+  return blocks * (bytes + kReservedPerBlock) <= kSharedPerSm;
+}
+
 /// Moves `func` into a gpu.func in `gpuModule`; arrays are rebuilt from
 /// their parts by an unrealized cast that the memory patterns look through.
 /// With `prefetchTensorMaps`, thread 0 prefetches the tensor maps first.
@@ -148,9 +158,18 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   // (A warp-specialized kernel's registers are its setmaxnreg plan's.)
   if (mmas == 1 && regs <= 96 && numWarps >= 4 && !warpSpecialized)
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
-  // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins.
-  if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy"))
-    gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(occupancy.getInt()));
+  // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins where
+  // N blocks' shared memory fits an SM. Where it cannot (cuTile's attention
+  // sample asks for 2; its warp-specialized rings take 160 KB at 128x128
+  // blocks), the register cap would buy nothing: it left the consumers 96
+  // registers and 4 KB of spills.
+  if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy")) {
+    if (occupancyFitsShared(func, occupancy.getInt()))
+      gpuFunc->setAttr("nvvm.minctasm",
+                       b.getI32IntegerAttr(occupancy.getInt()));
+    else
+      gpuFunc->removeAttr("nvvm.minctasm");
+  }
   if (warpSpecialized)
     planWarpgroupRegisters(func, gpuFunc,
                            int32_t(blockWarps(func, numWarps)) * 32);

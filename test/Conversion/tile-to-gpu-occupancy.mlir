@@ -21,3 +21,27 @@ module attributes {tile.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// An occupancy whose blocks cannot share an SM's 228 KB of shared memory
+// (two blocks of 160 KB of rings, as cuTile's attention sample asks at
+// 128x128 blocks) sets no minimum: the register cap would only spill. One
+// that fits keeps it.
+module attributes {tile.num_warps = 4 : i32} {
+  // CHECK: gpu.func @too_big
+  // CHECK-NOT: minctasm
+  // CHECK: gpu.return
+  func.func @too_big(%n: i32) attributes {tile.kernel, tile.occupancy = 2 : i32, tilegpu.shared_bytes = 163840 : i32} {
+    return
+  }
+}
+
+// -----
+
+module attributes {tile.num_warps = 4 : i32} {
+  // CHECK: gpu.func @fits(%{{.*}}: i32) kernel attributes {{{.*}}nvvm.minctasm = 2 : i32
+  func.func @fits(%n: i32) attributes {tile.kernel, tile.occupancy = 2 : i32, tilegpu.shared_bytes = 65536 : i32} {
+    return
+  }
+}
