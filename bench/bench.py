@@ -456,6 +456,10 @@ def run_attention(shapes, clusters=False):
                 ("tile-example", lambda: FA.attention[(L // BM, Bz * H)](
                     q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group), check, None, poison),
+                # cuTile's attention sample's form, on the 4-d tensors.
+                ("tile-cutile-form", lambda: K.attention_cutile_form[(L // BM, Bz * H)](
+                    q, k, v, o, D ** -0.5, H=H, BM=BM, BN=BN, D=D, GROUP=group,
+                    CAUSAL=causal), check, None, poison),
             ]
             # Causal variants that mask only the diagonal block: two loops (unmasked,
             # then masked), and one loop masking under a runtime `if` (the first

@@ -303,6 +303,44 @@ def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Con
         _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
 
 
+# The form of cuTile's attention sample (samples/AttentionFMHA.py), as a
+# cuTile user brings it: 4-d (batch, head, L, D) arrays, K^T by an `order`
+# load, the mask added under a runtime `if` from the first block that needs
+# it, occupancy=2 (which its rings cannot meet at 128x128 blocks).
+@tile.kernel(occupancy=2)
+def attention_cutile_form(Q, K, V, Out, qk_scale, H: tile.Constant[int],
+                          BM: tile.Constant[int], BN: tile.Constant[int],
+                          D: tile.Constant[int], GROUP: tile.Constant[int],
+                          CAUSAL: tile.Constant[bool]):
+    b, h = tile.bid(1) // H, tile.bid(1) % H
+    kvh = h // GROUP
+    qk_scale = qk_scale * 1.4426950408889634
+    rows = (tile.bid(0) * BM + tile.arange(BM))[:, None]
+    m_i = tile.full((BM, 1), -tile.inf, tile.float32)
+    l_i = tile.zeros((BM, 1), tile.float32)
+    acc = tile.zeros((BM, D), tile.float32)
+    q = tile.load(Q, index=(b, h, tile.bid(0), 0), shape=(1, 1, BM, D)).reshape((BM, D))
+    n = K.shape[2]
+    first_masked = min(tile.bid(0) * BM // BN, n // BN) if CAUSAL else n // BN
+    blocks = tile.cdiv(min((tile.bid(0) + 1) * BM, n) if CAUSAL else n, BN)
+    for j in range(0, blocks):
+        kt = tile.load(K, index=(b, kvh, 0, j), shape=(1, 1, D, BN),
+                       order=(0, 1, 3, 2)).reshape((D, BN))
+        s = tile.mma(q, kt, tile.zeros((BM, BN), tile.float32))
+        if CAUSAL and j >= first_masked:
+            cols = j * BN + tile.arange(BN)[None, :]
+            s += tile.where(rows >= cols, 0.0, -tile.inf)
+        m_new = max(m_i, tile.max(s, axis=-1, keepdims=True) * qk_scale)
+        p = tile.exp2(s * qk_scale - m_new, flush_to_zero=True)
+        alpha = tile.exp2(m_i - m_new, flush_to_zero=True)
+        l_i = l_i * alpha + tile.sum(p, axis=-1, keepdims=True)
+        v = tile.load(V, index=(b, kvh, j, 0), shape=(1, 1, BN, D)).reshape((BN, D))
+        acc = tile.mma(p.astype(Q.dtype), v, acc * alpha)
+        m_i = m_new
+    tile.store(Out, index=(b, h, tile.bid(0), 0),
+               tile=(acc / l_i).reshape((1, 1, BM, D)).astype(Out.dtype))
+
+
 # Neighbouring query blocks of one head in clusters of two share each K and
 # V block by TMA multicast (non-causal; bench.py --only attention-cluster).
 attention_cluster = attention.replace_hints(num_ctas=2)

@@ -17,7 +17,7 @@ import pytest
 
 from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
 from test_tma import NO_SPILLS, _ptxas_info, needs_sm90
-from tilehelp import Device, assert_close
+from tilehelp import Device, assert_close, load_script
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -120,6 +120,32 @@ def test_cutile_sample_form_matches_float64(tmp_path):
                                         scale * math.log2(math.e), BM=BM, BN=BN, D=D)
     q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
     s = np.einsum("bhqd,bhkd->bhqk", q64, k64) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v64)
+    tol = 2e-2 if dtype == np.float16 else 1e-4
+    assert_close(dev.get(out), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("causal", [False, True])
+def test_bench_cutile_form_matches_float64(causal):
+    """bench's `attention_cutile_form` (the sample's form with its runtime
+    `if` mask, grouped-query heads), poisoned output, against float64."""
+    kernels = load_script("bench", "kernels.py")
+    dev = Device()
+    dtype = np.float16 if dev.backend == "cuda" else np.float32
+    rng = np.random.default_rng(11 + causal)
+    B, H, Hkv, L, D, BM, BN = 1, 4, 2, 256, 64, 64, 32
+    q = rng.standard_normal((B, H, L, D)).astype(dtype)
+    k, v = (rng.standard_normal((B, Hkv, L, D)).astype(dtype) for _ in range(2))
+    out = dev.poisoned((B, H, L, D), np.float32)
+    kernels["attention_cutile_form"][(L // BM, B * H)](
+        dev.put(q), dev.put(k), dev.put(v), out, D ** -0.5, H=H, BM=BM, BN=BN, D=D,
+        GROUP=H // Hkv, CAUSAL=causal)
+    k64, v64 = (np.repeat(x, H // Hkv, 1).astype(np.float64) for x in (k, v))
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k64) * D ** -0.5
+    if causal:
+        s = np.where(np.tril(np.ones((L, L), bool)), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     want = np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v64)
     tol = 2e-2 if dtype == np.float16 else 1e-4
