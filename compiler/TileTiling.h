@@ -95,9 +95,9 @@ MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained,
 /// those mmas must not be wgmmas: ptxas would lose a register-A operand).
 bool flattenBranches(scf::ForOp loop);
 
-/// Every load with `order` whose block an mma reads (through reshapes and
-/// bitcasts) becomes the plain load and a permute, a reshape dropping unit
-/// dimensions after it moved in front (TileUnpermuteMmaLoads.cpp).
+/// Every load with `order` reading a 2-d transpose whose block mmas read as
+/// B (through reshapes and bitcasts) becomes the plain load, a reshape
+/// dropping its unit dimensions and a 2-d permute (TileUnpermuteMmaLoads.cpp).
 void unpermuteMmaLoads(Operation *root);
 
 } // namespace mlir::tile

@@ -2,8 +2,8 @@
 //
 // Part of tile-tiling: a load with `order` that reads a 2-d transpose
 // (cuTile's transposed load, as attention loads K^T: `load(k, ...,
-// order=(0, 2, 1))`) of an array with unit-stride rows, whose block an mma
-// reads, becomes the plain load of the block, the reshape dropping its unit
+// order=(0, 2, 1))`) of an array with unit-stride rows, whose block mmas
+// read as B, becomes the plain load of the block, the reshape dropping its unit
 // dimensions and a 2-d permute: the form the warpgroup tiling and the ring
 // pipelining read through (findLoadThroughView). The block is copied as it
 // lies in memory and the mma reads it transposed from shared memory. Left
@@ -19,16 +19,21 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-/// Whether `v` reaches an mma operand through views (reshapes, bitcasts)
-/// only.
-static bool feedsMma(Value v) {
+/// Whether `v` reaches mmas as their B operand through views (reshapes,
+/// bitcasts) only. (A transposed A gains nothing: the warpgroup tiling takes
+/// A from a plain block or registers, and mma.sync stages either form.)
+static bool feedsMmaB(Value v) {
   if (v.use_empty())
     return false;
-  for (Operation *user : v.getUsers()) {
-    if (isa<MmaOp>(user))
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto mma = dyn_cast<MmaOp>(user)) {
+      if (&use != &mma.getBMutable())
+        return false;
       continue;
+    }
     if (!isa<ReshapeOp, arith::BitcastOp>(user) ||
-        !feedsMma(user->getResult(0)))
+        !feedsMmaB(user->getResult(0)))
       return false;
   }
   return true;
@@ -104,7 +109,7 @@ void mlir::tile::unpermuteMmaLoads(Operation *root) {
   // column-major array already reads along its contiguous dimension.
   root->walk([&](LoadOp load) {
     if (load.getOrder() && load.getArray().getType().hasUnitInnerStride() &&
-        loadsTransposedRows(load) && feedsMma(load.getResult()))
+        loadsTransposedRows(load) && feedsMmaB(load.getResult()))
       loads.push_back(load);
   });
   for (LoadOp load : loads) {

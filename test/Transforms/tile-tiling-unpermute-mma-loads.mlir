@@ -45,3 +45,23 @@ func.func @order_load_not_for_an_mma(%X: !tile.array<?x?xf32, strides = [?, 1], 
   %y = math.exp %x : tensor<64x32xf32>
   return %y : tensor<64x32xf32>
 }
+
+// -----
+
+// A transposed A keeps its order: the warpgroup tiling would not take it
+// either way, and mma.sync stages the order load as it is.
+// CHECK-LABEL: func.func @transposed_a
+// CHECK: tile.load {{.*}} {order = array<i64: 1, 0>}
+// CHECK-NOT: tile.permute
+func.func @transposed_a(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, %B: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, %n: i32) -> tensor<128x128xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %z = arith.constant dense<0.0> : tensor<128x128xf32>
+  %o = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<128x128xf32>) : i32 {
+    %a = tile.load %A[%k, %c0] {order = array<i64: 1, 0>} : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+    %b = tile.load %B[%k, %c0] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xf16>
+    %r = tile.mma %a, %b, %acc : tensor<128x64xf16>, tensor<64x128xf16> -> tensor<128x128xf32>
+    scf.yield %r : tensor<128x128xf32>
+  }
+  return %o : tensor<128x128xf32>
+}
