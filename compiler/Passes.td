@@ -87,7 +87,7 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     operands, whose accumulation keeps fewer bits than f32; otherwise it
     stays widened (exact in f32). Before any of this, a load with `order`
     that reads a 2-d transpose of a row-major array (cuTile's transposed
-    load, as attention loads K^T) and feeds an mma becomes the plain load,
+    load, as attention loads K^T) and feeds mmas as B becomes the plain load,
     a reshape dropping its unit dimensions and a 2-d permute
     (`TileUnpermuteMmaLoads.cpp`): the form the warpgroup tiling and the
     rings read through.
