@@ -249,10 +249,8 @@ static bool copiesWholeRows(LoadOp load, bool rank2 = true) {
          getMemoryOrder(load) == MemoryOrder::weak;
 }
 
-/// Whether every use of `v` (a load, or a view of it) is a view whose uses
-/// are too, or an mma reading it as B: a block several mmas read through
-/// views of their own, which tile-pipeline-mma streams through one ring.
-static bool onlyViewedAsB(Value v) {
+bool mlir::tile::onlyViewedAsB(Value v,
+                               function_ref<bool(Operation *)> isView) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     if (auto mma = dyn_cast<MmaOp>(user)) {
@@ -260,7 +258,7 @@ static bool onlyViewedAsB(Value v) {
         return false;
       continue;
     }
-    if (!isa<ReshapeOp, PermuteOp>(user) || !onlyViewedAsB(user->getResult(0)))
+    if (!isView(user) || !onlyViewedAsB(user->getResult(0), isView))
       return false;
   }
   return true;
@@ -376,7 +374,11 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                               {64, n, 16});
   LoadOp bLoad = findLoadThroughView(op.getB(), op->getBlock(), nullptr,
                                      nullptr, /*sharedViews=*/true);
-  if (!loop || !bLoad || !onlyViewedAsB(bLoad.getResult()))
+  // A block several mmas read through views of their own, which
+  // tile-pipeline-mma streams through one ring.
+  if (!loop || !bLoad || !onlyViewedAsB(bLoad.getResult(), [](Operation *op) {
+        return isa<ReshapeOp, PermuteOp>(op);
+      }))
     return {};
   // A block several mmas read streams only through a ring (one per block):
   // whole 16-byte rows, which both the TMA and the cp.async ring copy.

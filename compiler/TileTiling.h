@@ -95,6 +95,10 @@ MmaTilingAttr getWarpgroupMmaTiling(MmaOp op, int numWarps, bool chained,
 /// those mmas must not be wgmmas: ptxas would lose a register-A operand).
 bool flattenBranches(scf::ForOp loop);
 
+/// Whether every use of `v` (a load, or a view of it) is a view (`isView`)
+/// whose uses are too, or an mma reading it as B.
+bool onlyViewedAsB(Value v, function_ref<bool(Operation *)> isView);
+
 /// Every load with `order` reading a 2-d transpose whose block mmas read as
 /// B (through reshapes and bitcasts) becomes the plain load, a reshape
 /// dropping its unit dimensions and a 2-d permute (TileUnpermuteMmaLoads.cpp).

@@ -19,26 +19,6 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-/// Whether `v` reaches mmas as their B operand through views (reshapes,
-/// bitcasts) only. (A transposed A gains nothing: the warpgroup tiling takes
-/// A from a plain block or registers, and mma.sync stages either form.)
-static bool feedsMmaB(Value v) {
-  if (v.use_empty())
-    return false;
-  for (OpOperand &use : v.getUses()) {
-    Operation *user = use.getOwner();
-    if (auto mma = dyn_cast<MmaOp>(user)) {
-      if (&use != &mma.getBMutable())
-        return false;
-      continue;
-    }
-    if (!isa<ReshapeOp, arith::BitcastOp>(user) ||
-        !feedsMmaB(user->getResult(0)))
-      return false;
-  }
-  return true;
-}
-
 /// The dimensions of `shape` that are not 1.
 static SmallVector<int64_t> nonUnit(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> kept;
@@ -109,7 +89,13 @@ void mlir::tile::unpermuteMmaLoads(Operation *root) {
   // column-major array already reads along its contiguous dimension.
   root->walk([&](LoadOp load) {
     if (load.getOrder() && load.getArray().getType().hasUnitInnerStride() &&
-        loadsTransposedRows(load) && feedsMmaB(load.getResult()))
+        loadsTransposedRows(load) && !load->use_empty() &&
+        // Only B: a transposed A gains nothing (the warpgroup tiling takes
+        // A from a plain block or registers, and mma.sync stages either
+        // form).
+        onlyViewedAsB(load.getResult(), [](Operation *op) {
+          return isa<ReshapeOp, arith::BitcastOp>(op);
+        }))
       loads.push_back(load);
   });
   for (LoadOp load : loads) {
