@@ -19,48 +19,6 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-/// The dimensions of `shape` that are not 1.
-static SmallVector<int64_t> nonUnit(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> kept;
-  for (int64_t d : shape)
-    if (d != 1)
-      kept.push_back(d);
-  return kept;
-}
-
-/// reshape(permute(x)) where the reshape only drops unit dimensions ->
-/// permute(reshape(x)) over the dimensions that are not 1 (the reshape
-/// alone when the permute only moved unit dimensions).
-static void moveReshapeInFront(PermuteOp permute) {
-  if (!permute->hasOneUse())
-    return;
-  auto reshape = dyn_cast<ReshapeOp>(*permute->getUsers().begin());
-  auto srcType = cast<RankedTensorType>(permute.getSrc().getType());
-  auto permType = cast<RankedTensorType>(permute.getType());
-  if (!reshape || cast<RankedTensorType>(reshape.getType()).getShape() !=
-                      ArrayRef<int64_t>(nonUnit(permType.getShape())))
-    return;
-  // Positions of the source's non-unit dimensions, in the source's order.
-  SmallVector<int64_t> position(srcType.getRank(), -1);
-  int64_t next = 0;
-  for (auto [d, size] : llvm::enumerate(srcType.getShape()))
-    if (size != 1)
-      position[d] = next++;
-  SmallVector<int64_t> perm;
-  for (int64_t p : permute.getPerm())
-    if (position[p] >= 0)
-      perm.push_back(position[p]);
-  OpBuilder b(reshape);
-  Location loc = reshape.getLoc();
-  Value flat = ReshapeOp::create(
-      b, loc, srcType.clone(nonUnit(srcType.getShape())), permute.getSrc());
-  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-    flat = PermuteOp::create(b, loc, reshape.getType(), flat, perm);
-  reshape.replaceAllUsesWith(flat);
-  reshape->erase();
-  permute->erase();
-}
-
 /// Whether `load` reads a 2-d transpose: `order` swaps its last two
 /// dimensions, any before them are 1 and dropped by the one reshape that
 /// reads it (the permute that replaces it is then the 2-d transpose).
@@ -102,13 +60,26 @@ void mlir::tile::unpermuteMmaLoads(Operation *root) {
     OpBuilder b(load);
     Location loc = load.getLoc();
     auto type = cast<RankedTensorType>(load.getType());
-    SmallVector<int64_t> order(*load.getOrder());
     auto plain = cast<LoadOp>(b.clone(*load));
     plain.removeOrderAttr();
     plain.getResult().setType(type.clone(load.getBlockShape()));
-    auto permute = PermuteOp::create(b, loc, type, plain.getResult(), order);
-    load.replaceAllUsesWith(permute.getResult());
+    // The 2-d block: the load itself, or the reshape that drops its
+    // leading unit dimensions (loadsTransposedRows).
+    Operation *block = load;
+    Value rows = plain.getResult();
+    if (type.getRank() > 2) {
+      block = *load->getUsers().begin();
+      rows = ReshapeOp::create(
+          b, loc,
+          type.clone(ArrayRef<int64_t>(load.getBlockShape()).take_back(2)),
+          rows);
+    }
+    auto blockType = cast<RankedTensorType>(block->getResult(0).getType());
+    Value transposed =
+        PermuteOp::create(b, loc, blockType, rows, ArrayRef<int64_t>{1, 0});
+    block->getResult(0).replaceAllUsesWith(transposed);
+    if (block != load)
+      block->erase();
     load->erase();
-    moveReshapeInFront(permute);
   }
 }

@@ -107,8 +107,9 @@ void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
 }
 
 /// Whether `blocks` blocks of `func` fit an SM's shared memory as far as
-/// its reserved bytes (rings, staging: kSharedBytesAttr) tell: 228 KB an
-/// SM on sm_80 and sm_90, 1 KB of it reserved per block.
+/// its reserved bytes (rings, staging: kSharedBytesAttr) tell: sm_90's
+/// 228 KB an SM, 1 KB of it reserved per block. (sm_80 has 164 KB: there a
+/// hint this passes may still not be met, and caps registers as before.)
 bool occupancyFitsShared(func::FuncOp func, int64_t blocks) {
   constexpr int64_t kSharedPerSm = 228 * 1024, kReservedPerBlock = 1024;
   auto reserved = func->getAttrOfType<IntegerAttr>(kSharedBytesAttr);

@@ -65,3 +65,22 @@ func.func @transposed_a(%A: !tile.array<?x?xf16, strides = [?, 1], align = 16, d
   }
   return %o : tensor<128x128xf32>
 }
+
+// -----
+
+// A 2-d transposed B (K^T of a 2-d K): the plain load and the transpose.
+// CHECK-LABEL: func.func @order_load_2d
+// CHECK: %[[K:.*]] = tile.load %{{.*}}[%{{.*}}, %{{.*}}] : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<64x128xf16>
+// CHECK: %[[KT:.*]] = tile.permute %[[K]], [1, 0] : tensor<64x128xf16> -> tensor<128x64xf16>
+// CHECK: tile.mma %{{.*}}, %[[KT]], %{{.*}} {tiling = #tile.mma_tiling<{warps = [8, 1], warp_tile = [16, 64], instr = [64, 64, 16]}>}
+func.func @order_load_2d(%K: !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16>, %q: tensor<128x128xf16>, %n: i32) -> tensor<128x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zs = arith.constant dense<0.0> : tensor<128x64xf32>
+  %o = scf.for %j = %c0 to %n step %c1 iter_args(%acc = %zs) -> (tensor<128x64xf32>) : i32 {
+    %kt = tile.load %K[%j, %c0] {order = array<i64: 1, 0>} : !tile.array<?x?xf16, strides = [?, 1], align = 16, div = 16> -> tensor<128x64xf16>
+    %s = tile.mma %q, %kt, %acc : tensor<128x128xf16>, tensor<128x64xf16> -> tensor<128x64xf32>
+    scf.yield %s : tensor<128x64xf32>
+  }
+  return %o : tensor<128x64xf32>
+}
