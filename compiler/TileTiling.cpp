@@ -332,6 +332,24 @@ StagedOperand mlir::tile::stagedOperand(MmaOp op, scf::ForOp loop) {
                                          : StagedOperand::None;
 }
 
+/// Whether a register-A wgmma of fp8 (which reads B only K-major) can take
+/// `op`: A loop-invariant or the chained mma's P, and B the transpose of a
+/// block the loop loads in 16-byte rows and only mmas read as B.
+static bool readsKMajorBFromLoop(MmaOp op, bool chained) {
+  auto loop = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!loop || !(chained || loop.isDefinedOutsideOfLoop(op.getA())))
+    return false;
+  bool transposed = false;
+  LoadOp bLoad = findLoadThroughView(op.getB(), op->getBlock(), nullptr,
+                                     &transposed, /*sharedViews=*/true);
+  return bLoad && transposed &&
+         copiesWholeRows(
+             bLoad, cast<RankedTensorType>(bLoad.getType()).getRank() == 2) &&
+         onlyViewedAsB(bLoad.getResult(), [](Operation *view) {
+           return isa<ReshapeOp, PermuteOp, arith::BitcastOp>(view);
+         });
+}
+
 MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
                                                 bool chained,
                                                 bool stagedOperands) {
@@ -355,10 +373,18 @@ MmaTilingAttr mlir::tile::getWarpgroupMmaTiling(MmaOp op, int numWarps,
   // fp8/tf32/int8 wgmma: 32 bytes of K per instruction, both operands
   // K-major in the ring.
   if (kMajorOnly) {
-    if (chained || !isa<scf::ForOp>(op->getParentOp()) || !streamsKMajor(op))
+    if (!isa<scf::ForOp>(op->getParentOp()))
       return {};
-    return MmaTilingAttr::get(op.getContext(), {numWarps, 1}, {m / numWarps, n},
-                              {64, n, 32 / elemBytes});
+    if (!chained && streamsKMajor(op))
+      return MmaTilingAttr::get(op.getContext(), {numWarps, 1},
+                                {m / numWarps, n}, {64, n, 32 / elemBytes});
+    // fp8 attention: A in registers (Q in front of the loop, or P from the
+    // chained mma), B a transposed block (K^T, or V^T's transpose) that the
+    // ring holds K-major.
+    if (isFp8(in) && readsKMajorBFromLoop(op, chained))
+      return MmaTilingAttr::get(op.getContext(), {numWarps, 1},
+                                {m / numWarps, n}, {64, n, 32});
+    return {};
   }
   // The operands must be able to stream through the cp.async ring
   // (tile-pipeline-mma): B loaded in the body of the loop around the
@@ -563,7 +589,7 @@ struct TileTilingPass : tile::impl::TileTilingBase<TileTilingPass> {
       module.walk([&](MmaOp mma) { mmas.push_back(mma); });
       for (MmaOp mma : mmas) {
         // Widened fp8 operands that can stream K-major: fp8 wgmma.
-        bool fp8 = !chained.contains(mma) && narrowWidenedFp8(mma);
+        bool fp8 = narrowWidenedFp8(mma);
         MmaTilingAttr t =
             getWarpgroupMmaTiling(mma, warps, chained.contains(mma),
                                   stagedOperands);

@@ -51,8 +51,10 @@ void mlir::tile::unpermuteMmaLoads(Operation *root) {
         // Only B: a transposed A gains nothing (the warpgroup tiling takes
         // A from a plain block or registers, and mma.sync stages either
         // form).
+        // fp8 reaches its mma widened to f16 (tile-tiling narrows it after
+        // this rewrite): the widening is a view here.
         onlyViewedAsB(load.getResult(), [](Operation *op) {
-          return isa<ReshapeOp, arith::BitcastOp>(op);
+          return isa<ReshapeOp, arith::BitcastOp, arith::ExtFOp>(op);
         }))
       loads.push_back(load);
   });

@@ -24,17 +24,26 @@ LOG2E = math.log2(math.e)
 
 
 def online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
-                        BN, D, MASK, CAUSAL):
+                        BN, D, MASK, CAUSAL, FP8=None):
     """One key block (of K/V head `kvh`) of the online softmax; MASK and
     CAUSAL are Python bools (decided while tracing), so the unmasked loop
     carries no mask code. The running max `m` is in log2 units: exp(x *
     scale) = exp2(x * scale * log2(e)), the scale folded into one
     multiply-add per element, and exp2's flush_to_zero makes it one
-    ex2.approx.ftz on CUDA (as cuTile's attention samples write it)."""
+    ex2.approx.ftz on CUDA (as cuTile's attention samples write it).
+    FP8 (an fp8 dtype; flash_attention_fp8.py): k and v hold its codes, v
+    given transposed as (kv heads, D, L), since sm_90's fp8 tensor cores
+    read both operands K-major; the mmas accumulate fast (fp8's own)."""
     Kt = tile.reshape(tile.load(k, index=(kvh, 0, j), shape=(1, D, BN), order=(0, 2, 1)),
                       (D, BN))
-    V = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
-    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32))
+    if FP8 is None:
+        V = tile.reshape(tile.load(v, index=(kvh, j, 0), shape=(1, BN, D)), (BN, D))
+    else:
+        Kt = tile.bitcast(Kt, FP8)
+        V = tile.transpose(tile.bitcast(
+            tile.reshape(tile.load(v, index=(kvh, 0, j), shape=(1, D, BN)), (D, BN)), FP8))
+    fast = FP8 is not None
+    s = tile.mma(Q, Kt, tile.zeros((Q.shape[0], BN), tile.float32), use_fast_acc=fast)
     scale2 = scale * LOG2E
     if MASK:
         cols = j * BN + tile.arange(BN)
@@ -47,7 +56,8 @@ def online_softmax_step(Q, k, v, kvh, j, rows, seq, scale, m, l, acc,
     p = tile.exp2(s * scale2 - m_new[:, None], flush_to_zero=True)
     l = l * alpha + tile.sum(p, axis=1)
     acc = acc * alpha[:, None] + tile.mma(p.astype(V.dtype), V,
-                                          tile.zeros(acc.shape, tile.float32))
+                                          tile.zeros(acc.shape, tile.float32),
+                                          use_fast_acc=fast)
     return m_new, l, acc
 
 

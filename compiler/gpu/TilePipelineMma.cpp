@@ -448,9 +448,12 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
   Block *body = forOp.getBody();
   for (MmaOp mma : body->getOps<MmaOp>()) {
     MmaKind kind = getMmaKind(mma);
-    if (kind != MmaKind::F16 && kind != MmaKind::BF16)
-      return false;
     MmaTilingAttr tiling = mma.getTilingAttr();
+    // fp8 (attention's register-A wgmma, tile-tiling): B K-major only.
+    bool fp8 = kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2;
+    if (kind != MmaKind::F16 && kind != MmaKind::BF16 &&
+        !(fp8 && tiling && tiling.isWarpgroup()))
+      return false;
     if (staged && tiling && tiling.isWarpgroup() &&
         stagedOperand(mma, forOp) != StagedOperand::None) {
       staged->push_back(mma);
@@ -469,7 +472,8 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
     auto bType = cast<RankedTensorType>(mma.getB().getType());
     FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
     if (failed(bLayout) ||
-        transposed != (getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1)))
+        transposed != (getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1)) ||
+        (fp8 && !transposed))
       return false;
     for (Value v : o.load->getOperands())
       if (!collectIndexSlice(v, forOp, o.slice))

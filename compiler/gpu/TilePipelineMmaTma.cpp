@@ -63,6 +63,9 @@ struct TmaOperand {
   BlockArgument array;
   int64_t rows = 0, cols = 0, swizzle = 0;
   Value map, ring;
+  // What the mma reads: the load's element type, or the type a bitcast
+  // views its bytes as (u8 codes as fp8); the map and ring hold it.
+  Type elemType;
 };
 
 /// Whether TMA copies what `load` reads: any plain block load. Unlike
@@ -108,7 +111,7 @@ bool fitsTma(TmaOperand &o, scf::ForOp forOp, int64_t swizzle) {
 LogicalResult makeMapAndRing(TmaOperand &o, scf::ForOp forOp, int64_t slots,
                              Operation *where) {
   auto type = cast<RankedTensorType>(o.load.getType());
-  Type elemType = type.getElementType();
+  Type elemType = o.elemType ? o.elemType : type.getElementType();
   SmallVector<int64_t> box(type.getRank(), 1);
   box[type.getRank() - 2] = o.rows;
   box[type.getRank() - 1] =
@@ -500,6 +503,7 @@ static std::optional<InvariantA> invariantA(MmaOp mma, scf::ForOp forOp,
     if (writesMemory(op))
       return std::nullopt;
   a.op.array = tmaArray(a.op.load);
+  a.op.elemType = getElementTypeOrSelf(operand.getType());
   auto aType = cast<RankedTensorType>(mma.getA().getType());
   int64_t eb = storageBytes(aType.getElementType());
   int64_t swizzle = transposed || ofB
@@ -617,6 +621,7 @@ mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
     }
     TmaOperand o;
     o.load = s.load;
+    o.elemType = getElementTypeOrSelf(s.mma.getB().getType());
     o.array = tmaArray(s.load);
     // Each block is read as rows of 128-byte panels: K [n][d] for K^T
     // (K-major), V [k][n] (N-major), as the cp.async ring lays them out.

@@ -234,17 +234,23 @@ struct WgmmaRegALowering : ConvertOpToLLVMPattern<PtxWgmmaRegAOp> {
   matchAndRewrite(PtxWgmmaRegAOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     int64_t r = op.getAcc().size();
-    std::string type = op.getInputType().isBF16() ? "bf16" : "f16";
+    Type in = op.getInputType();
+    bool fp8 = in.getIntOrFloatBitWidth() == 8;
+    std::string type = in.isBF16()                    ? "bf16"
+                       : isa<Float8E4M3FNType>(in)    ? "e4m3"
+                       : isa<Float8E5M2Type>(in)      ? "e5m2"
+                                                      : "f16";
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                        "wgmma.mma_async.sync.aligned.m64n" +
-                       std::to_string(op.getN()) + "k16.f32." + type + "." +
-                       type + " {";
+                       std::to_string(op.getN()) + (fp8 ? "k32" : "k16") +
+                       ".f32." + type + "." + type + " {";
     for (int64_t i = 0; i < r; ++i)
       text += "$" + std::to_string(i) + (i + 1 < r ? ", " : "}, {");
     for (int64_t i = 0; i < 4; ++i)
       text += "$" + std::to_string(2 * r + i) + (i < 3 ? ", " : "}, ");
-    text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1, " +
-            (op.getBKMajor() ? "0" : "1") + ";\n}";
+    // fp8 has no transpose immediate (B is K-major).
+    text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1" +
+            (fp8 ? "" : op.getBKMajor() ? ", 0" : ", 1") + ";\n}";
     std::string constraints;
     for (int64_t i = 0; i < r; ++i)
       constraints += "=f,";

@@ -238,10 +238,11 @@ struct SharedMmaPattern : StatefulPattern<tilegpu::MmaOp> {
     if (warpgroup && op.getASharedBuffer())
       return lowerWarpgroupMma(op, adaptor.getAcc(), adaptor.getA(),
                                adaptor.getB(), rewriter, *getTypeConverter());
-    if (kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2)
+    // fp8: wgmma only, A from shared memory or (attention's P) registers.
+    if ((kind == MmaKind::F8E4M3 || kind == MmaKind::F8E5M2) && !warpgroup)
       return op.emitOpError()
              << "with fp8 operands needs the sm_90 warpgroup path (A and B "
-                "in shared memory)";
+                "in shared memory, or A in registers)";
     TensorCoreOperands in;
     in.op = op;
     in.aType = op.getATileType();

@@ -11,6 +11,7 @@
 #include "compiler/gpu/TileToGpuCommon.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -61,6 +62,59 @@ Value warpCoord(OpBuilder &b, Location loc, Value warp,
                               constI32(b, loc, llvm::Log2_64(basis[d]))));
   }
   return sum;
+}
+
+/// The four 8-bit A fragment registers of rows `row0`.. (16 of them) and
+/// columns `kk`..`kk` + 31 from a chained mma's result, which holds them
+/// in the accumulator's layout: thread t of a quad has columns 2t, 2t + 1,
+/// 8 + 2t and 9 + 2t of every 16, the fragment wants 4t..4t + 3. Each
+/// thread packs its four bytes of a row and 16 columns into a word, takes
+/// the words of quad threads 2t and 2t + 1 (mod 4), and keeps their low
+/// halves (t < 2: columns 4t..4t + 3 lie in the first 8) or high halves.
+static SmallVector<Value>
+fp8FragmentsFromAccumulator(OpBuilder &b, Location loc,
+                            const DenseMap<std::pair<int64_t, int64_t>, Value>
+                                &regs,
+                            int64_t row0, int64_t kk, Value t) {
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  Value lane = laneId(b, loc);
+  Value quad = arith::AndIOp::create(b, loc, lane, constI32(b, loc, ~3));
+  Value twoT = arith::ShLIOp::create(b, loc, t, constI32(b, loc, 1));
+  auto sourceLane = [&](int64_t plus) -> Value {
+    Value inQuad = arith::AndIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, twoT, constI32(b, loc, plus)),
+        constI32(b, loc, 3));
+    return arith::OrIOp::create(b, loc, quad, inQuad);
+  };
+  Value fromLo = sourceLane(0), fromHi = sourceLane(1);
+  // 0 for t < 2 (the low halves), 16 for t >= 2.
+  Value shift = arith::ShLIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, t, constI32(b, loc, 1)),
+      constI32(b, loc, 4));
+  Value lowHalf = constI32(b, loc, 0xFFFF);
+  SmallVector<Value> frags;
+  // a0: rows +0, columns +0; a1: rows +8; a2: columns +16; a3: both.
+  for (int64_t reg = 0; reg < 4; ++reg) {
+    int64_t row = row0 + 8 * (reg % 2), col = kk + 16 * (reg / 2);
+    SmallVector<Value> bytes;
+    for (int64_t c : {col, col + 1, col + 8, col + 9})
+      bytes.push_back(
+          arith::BitcastOp::create(b, loc, i8, regs.lookup({row, c})));
+    Value word = LLVM::BitcastOp::create(
+        b, loc, i32, packVector(b, loc, VectorType::get({4}, i8), bytes));
+    auto shuffled = [&](Value from) -> Value {
+      Value v = gpu::ShuffleOp::create(b, loc, word, from,
+                                       constI32(b, loc, 32),
+                                       gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+      return arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, v, shift), lowHalf);
+    };
+    Value lo = shuffled(fromLo), hi = shuffled(fromHi);
+    frags.push_back(arith::OrIOp::create(
+        b, loc, lo, arith::ShLIOp::create(b, loc, hi, constI32(b, loc, 16))));
+  }
+  return frags;
 }
 
 struct TensorCoreMma {
@@ -374,6 +428,11 @@ mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
           return lds32(aBase, addV(mul(r, aStride), c));
         };
         aFrags[i] = {at(r0, c0), at(r8, c0), at(r0, c4), at(r8, c4)};
+        continue;
+      }
+      if (!aRegs.empty() && storageBytes(inType) == 1) {
+        aFrags[i] = fp8FragmentsFromAccumulator(rewriter, loc, aRegs,
+                                                16 * wm * i, kk, t);
         continue;
       }
       if (!aRegs.empty()) {

@@ -179,13 +179,15 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
       blockAcc.back().push_back(regs[reg]);
   }
   NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-  for (int64_t kk = 0; kk < k; kk += 16) {
+  // 32 bytes of K per instruction (k16 for 16-bit types, k32 for fp8).
+  int64_t kStep = 32 / eb;
+  for (int64_t kk = 0; kk < k; kk += kStep) {
     int64_t bytes =
         bKMajor ? kk / panelWidth * n * 128 + kk % panelWidth * eb : kk * 128;
     Value b = bDesc.at(rewriter, loc, bytes);
     for (auto [i, block] : llvm::enumerate(blockAcc)) {
       SmallVector<Value> a;
-      for (Value v : aFrags[kk / 16][i])
+      for (Value v : aFrags[kk / kStep][i])
         a.push_back(asI32(v));
       block = wgmmaRegA(rewriter, loc, block, a, b, n, w->inType, bKMajor);
     }

@@ -98,5 +98,7 @@ LogicalResult PtxWgmmaRegAOp::verify() {
                          << " f32 per thread";
   if (getA().size() != 4)
     return emitOpError() << "A is four 32-bit fragment registers";
+  if (getInputType().getIntOrFloatBitWidth() == 8 && !getBKMajor())
+    return emitOpError() << "fp8 reads B only K-major (b_k_major)";
   return success();
 }

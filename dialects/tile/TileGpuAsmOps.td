@@ -93,17 +93,18 @@ def Tile_PtxWgmmaWaitOp : Tile_Op<"ptx.wgmma_wait"> {
 }
 
 def Tile_PtxWgmmaRegAOp : Tile_Op<"ptx.wgmma_reg_a", [AttrSizedOperandSegments]> {
-  let summary = "wgmma.mma_async.m64nNk16 with A in registers";
+  let summary = "wgmma.mma_async.m64nNk16 (k32 for fp8) with A in registers";
   let description = [{
     One `wgmma.mma_async.sync.aligned.m64n<n>k16.f32.<in>.<in>` with A as
     four 32-bit fragment registers and B through the shared-memory
     descriptor `b_desc` (N-major, or K-major with `b_k_major`),
-    accumulating into `acc` (n / 2 f32, tied to the results). NVVM's
-    wgmma op has only the shared-memory form of A.
+    accumulating into `acc` (n / 2 f32, tied to the results). fp8 inputs
+    (e4m3, e5m2) take 32 of K per instruction (`m64n<n>k32`) and B only
+    K-major. NVVM's wgmma op has only the shared-memory form of A.
   }];
   let arguments = (ins Variadic<F32>:$acc, Variadic<I32>:$a, I64:$b_desc,
                        ConfinedAttr<I64Attr, [IntPositive]>:$n,
-                       TypeAttrOf<AnyTypeOf<[F16, BF16]>>:$input_type,
+                       TypeAttrOf<AnyTypeOf<[F16, BF16, F8E4M3FN, F8E5M2]>>:$input_type,
                        UnitAttr:$b_k_major);
   let results = (outs Variadic<F32>:$results);
   let assemblyFormat = [{
