@@ -177,6 +177,13 @@ def close(a, b, atol, rtol=0.0):
         raise AssertionError(f"mismatch: max abs err {(a.float() - b.float()).abs().max().item():.3g}")
 
 
+def close_normwise(a, b, rtol):
+    """|a - b| <= rtol |b| in the Frobenius norm, and no NaN."""
+    err = ((a.float() - b.float()).norm() / b.float().norm()).item()
+    if not err <= rtol:
+        raise AssertionError(f"mismatch: normwise relative error {err:.3g}")
+
+
 def run_vadd():
     n = 1 << 28
     x = torch.randn(n, device="cuda")
@@ -423,6 +430,7 @@ def run_attention(shapes, clusters=False):
     fixed kernel also in clusters of two (num_ctas=2: neighbouring query
     blocks share K and V; causal kernels stay unclustered) beside it."""
     import flash_attention as FA
+    import flash_attention_fp8 as FA8
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -461,6 +469,15 @@ def run_attention(shapes, clusters=False):
                     q, k, v, o, D ** -0.5, H=H, BM=BM, BN=BN, D=D, GROUP=group,
                     CAUSAL=causal), check, None, poison),
             ]
+            # fp8 (e4m3) forward (examples/flash_attention_fp8.py): the inputs
+            # rounded to e4m3, V transposed, O in f16; against SDPA's f16 output
+            # normwise (the inputs' rounding alone moves O by about 3%).
+            if dtype == "fp16" and D % 128 == 0:
+                q8, k8 = (t.to(torch.float8_e4m3fn) for t in (q3, k3))
+                vt8 = v3.transpose(1, 2).contiguous().to(torch.float8_e4m3fn)
+                entries.append(("tile-fp8", lambda: FA8.attention_fp8[(L // BM, Bz * H)](
+                    q8, k8, vt8, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group), lambda: close_normwise(o, ref, 0.05), None, poison))
             # Causal variants that mask only the diagonal block: two loops (unmasked,
             # then masked), and one loop masking under a runtime `if` (the first
             # shape only).
