@@ -290,7 +290,7 @@ struct ConvertTileToGpuPass
     target.addLegalOp<tilegpu::ScratchBaseOp>();
     // The PTX the lowering writes itself, lowered by convert-gpu-to-nvvm.
     target.addLegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp,
-                      PtxWgmmaWaitOp, PtxWgmmaRegAOp>();
+                      PtxWgmmaWaitOp, PtxWgmmaFenceOp, PtxWgmmaRegAOp>();
     auto noTensors = [](Operation *op) {
       auto isTensor = [](Type t) { return isa<RankedTensorType>(t); };
       return llvm::none_of(op->getOperandTypes(), isTensor) &&

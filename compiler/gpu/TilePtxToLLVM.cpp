@@ -192,35 +192,52 @@ SmallVector<Value> structResults(OpBuilder &b, Location loc,
 
 /// `wgmma.wait_group.sync.aligned N;` with outputs $0..$n-1 tied to the
 /// inputs.
+/// `op` as the asm statement `text` whose outputs are tied to `values`
+/// (f32 as "f", 32-bit integers as "r"): nothing reading a result moves
+/// above it, nothing computing a value below it.
+void replaceWithTiedAsm(Operation *op, ValueRange values,
+                        const std::string &text,
+                        ConversionPatternRewriter &rewriter) {
+  int64_t n = values.size();
+  if (!n) {
+    // Nothing to carry: the instruction alone.
+    inlineAsm(rewriter, op->getLoc(), {}, {}, text, "");
+    rewriter.eraseOp(op);
+    return;
+  }
+  std::string constraints;
+  for (Value v : values)
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      op->getContext(), SmallVector<Type>(values.getTypes()));
+  auto asmOp =
+      inlineAsm(rewriter, op->getLoc(), structType, values, text, constraints);
+  rewriter.replaceOp(op, structResults(rewriter, op->getLoc(), asmOp, n));
+}
+
 struct WgmmaWaitLowering : ConvertOpToLLVMPattern<PtxWgmmaWaitOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(PtxWgmmaWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    int64_t n = op.getValues().size();
-    if (!n) {
-      // Nothing to carry: a plain wait.
-      inlineAsm(rewriter, op.getLoc(), {}, {},
-                "wgmma.wait_group.sync.aligned " +
-                    std::to_string(op.getPending()) + ";",
-                "");
-      rewriter.eraseOp(op);
-      return success();
-    }
-    // f32 accumulators ("f"), or int8's s32 ones ("r").
-    std::string constraints;
-    for (Value v : adaptor.getValues())
-      constraints += v.getType().isF32() ? "=f," : "=r,";
-    for (int64_t i = 0; i < n; ++i)
-      constraints += std::to_string(i) + (i + 1 < n ? "," : "");
-    auto structType = LLVM::LLVMStructType::getLiteral(
-        getContext(), SmallVector<Type>(adaptor.getValues().getTypes()));
-    auto asmOp =
-        inlineAsm(rewriter, op.getLoc(), structType, adaptor.getValues(),
-                  "wgmma.wait_group.sync.aligned " +
-                      std::to_string(op.getPending()) + ";",
-                  constraints);
-    rewriter.replaceOp(op, structResults(rewriter, op.getLoc(), asmOp, n));
+    // f32 accumulators, or int8's s32 ones.
+    replaceWithTiedAsm(op, adaptor.getValues(),
+                       "wgmma.wait_group.sync.aligned " +
+                           std::to_string(op.getPending()) + ";",
+                       rewriter);
+    return success();
+  }
+};
+
+struct WgmmaFenceLowering : ConvertOpToLLVMPattern<PtxWgmmaFenceOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtxWgmmaFenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    replaceWithTiedAsm(op, adaptor.getValues(), "wgmma.fence.sync.aligned;",
+                       rewriter);
     return success();
   }
 };
@@ -275,7 +292,7 @@ struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
       ConversionTarget &target, LLVMTypeConverter &converter,
       RewritePatternSet &patterns) const final {
     target.addIllegalOp<PtxLoadGlobalOp, PtxStoreGlobalOp, PtxAtomGlobalOp,
-                        PtxWgmmaWaitOp, PtxWgmmaRegAOp>();
+                        PtxWgmmaWaitOp, PtxWgmmaFenceOp, PtxWgmmaRegAOp>();
     populateTilePtxToLLVMPatterns(converter, patterns);
   }
 };
@@ -285,7 +302,8 @@ struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
 void mlir::tile::populateTilePtxToLLVMPatterns(LLVMTypeConverter &converter,
                                                RewritePatternSet &patterns) {
   patterns.add<LoadGlobalLowering, StoreGlobalLowering, AtomGlobalLowering,
-               WgmmaWaitLowering, WgmmaRegALowering>(converter);
+               WgmmaWaitLowering, WgmmaFenceLowering, WgmmaRegALowering>(
+      converter);
 }
 
 void mlir::tile::registerConvertTilePtxToLLVMInterface(

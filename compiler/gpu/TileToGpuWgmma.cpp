@@ -178,7 +178,22 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     for (int64_t reg : block)
       blockAcc.back().push_back(regs[reg]);
   }
-  NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  // fp8: the fence carries every A fragment, so all are computed in front
+  // of it (P's shuffled fragments were otherwise sunk between the wgmmas,
+  // and ptxas fenced each). 16-bit fragments keep NVVM's fence.
+  SmallVector<Value> fragments;
+  for (ArrayRef<SmallVector<Value>> step : aFrags)
+    for (ArrayRef<Value> block : step)
+      for (Value v : block)
+        fragments.push_back(asI32(v));
+  if (eb == 1) {
+    auto fence = PtxWgmmaFenceOp::create(
+        rewriter, loc, ValueRange(fragments).getTypes(), fragments);
+    fragments.assign(fence.getResults().begin(), fence.getResults().end());
+  } else {
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+  }
+  auto fenced = fragments.begin();
   // 32 bytes of K per instruction (k16 for 16-bit types, k32 for fp8).
   int64_t kStep = 32 / eb;
   for (int64_t kk = 0; kk < k; kk += kStep) {
@@ -187,8 +202,8 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     Value b = bDesc.at(rewriter, loc, bytes);
     for (auto [i, block] : llvm::enumerate(blockAcc)) {
       SmallVector<Value> a;
-      for (Value v : aFrags[kk / kStep][i])
-        a.push_back(asI32(v));
+      for (size_t r = 0; r < aFrags[kk / kStep][i].size(); ++r)
+        a.push_back(*fenced++);
       block = wgmmaRegA(rewriter, loc, block, a, b, n, w->inType, bKMajor);
     }
   }

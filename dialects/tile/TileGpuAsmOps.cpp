@@ -88,6 +88,12 @@ LogicalResult PtxWgmmaWaitOp::verify() {
   return success();
 }
 
+LogicalResult PtxWgmmaFenceOp::verify() {
+  if (getResults().getTypes() != getValues().getTypes())
+    return emitOpError() << "passes its values through: one result each";
+  return success();
+}
+
 LogicalResult PtxWgmmaRegAOp::verify() {
   int64_t n = getN();
   if (n % 8 || n > 256)

@@ -92,6 +92,23 @@ def Tile_PtxWgmmaWaitOp : Tile_Op<"ptx.wgmma_wait"> {
   let hasVerifier = 1;
 }
 
+def Tile_PtxWgmmaFenceOp : Tile_Op<"ptx.wgmma_fence"> {
+  let summary = "wgmma.fence that passes register-A fragments through";
+  let description = [{
+    `wgmma.fence.sync.aligned`, its outputs tied to `values` (the A
+    fragments of the register-A wgmmas after it): every fragment is
+    computed before the fence. NVVM's fence takes no operands, so LLVM
+    sank fragment arithmetic (fp8's shuffled P) between the wgmmas, and
+    ptxas then injected a fence in front of each.
+  }];
+  let arguments = (ins Variadic<I32>:$values);
+  let results = (outs Variadic<I32>:$results);
+  let assemblyFormat = [{
+    $values attr-dict `:` type($values) `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_PtxWgmmaRegAOp : Tile_Op<"ptx.wgmma_reg_a", [AttrSizedOperandSegments]> {
   let summary = "wgmma.mma_async.m64nNk16 (k32 for fp8) with A in registers";
   let description = [{
