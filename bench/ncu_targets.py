@@ -5,7 +5,7 @@ that Nsight Compute can profile them side by side:
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
 Arguments pick the groups: norms, matmul, cluster, attention, attention-d64,
-backward (default: norms and matmul; cluster is tile's matmul with and
+attention-fp8 (the e4m3 forward beside the f16 one), backward (default: norms and matmul; cluster is tile's matmul with and
 without clusters of two; attention is tile's forward beside SDPA's at head
 dim 128, attention-d64 the same at 64, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
@@ -88,6 +88,25 @@ def attention(D=128):
     torch.cuda.synchronize()
 
 
+def attention_fp8(D=128):
+    """e4m3 B4 H32 L4096 head dim D, non-causal: examples/flash_attention_fp8.py
+    (V transposed, O in f16) beside bench's f16 forward on the same shape."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import flash_attention_fp8 as FA8
+    Bz, H, L = 4, 32, 4096
+    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    q8, k8 = (t.to(torch.float8_e4m3fn) for t in (q, k))
+    vt8 = v.transpose(1, 2).contiguous().to(torch.float8_e4m3fn)
+    o = torch.empty_like(q)
+    BM, BN = K.ATTENTION_CONFIG["BM"], K.ATTENTION_CONFIG["BN"]
+    for _ in range(REPEAT):
+        FA8.attention_fp8[(L // BM, Bz * H)](q8, k8, vt8, o, L, D ** -0.5, BM=BM, BN=BN, D=D,
+                                             CAUSAL=False)
+        K.attention[(L // BM, Bz * H)](q, k, v, o, D ** -0.5, BM=BM, BN=BN, D=D,
+                                       CAUSAL=False, GROUP=1)
+    torch.cuda.synchronize()
+
+
 def backward(fused=False, delayed=False):
     """f16 B4 H32 L4096 D128, non-causal: the example's attention_dkdv and
     attention_dq (bench's blocks) and SDPA's backward; `fused`: the fused
@@ -129,6 +148,7 @@ if __name__ == "__main__":
     groups = sys.argv[1:] or ["norms", "matmul"]
     for g in groups:
         {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
-         "attention-d64": lambda: attention(64), "backward": backward,
+         "attention-d64": lambda: attention(64), "attention-fp8": attention_fp8,
+         "backward": backward,
          "backward-fused": lambda: backward(fused=True),
          "backward-delayed": lambda: backward(fused=True, delayed=True)}[g]()
