@@ -63,47 +63,76 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
 /// the 64x64 persistent matmul hung on the H200. When an occupancy
 /// (minctasm) caps the block's registers lower, the consumers ask for what
 /// the cap leaves them.
+/// The setmaxnreg plan tile-warp-specialize left in `func`: the
+/// producers' and consumers' register counts and warpgroups.
+struct WarpgroupRegisterPlan {
+  int32_t producer = 0, consumer = 0, producers = 1, groups = 0;
+  SmallVector<NVVM::SetMaxRegisterOp> increases;
+
+  WarpgroupRegisterPlan(func::FuncOp func, int32_t threads)
+      : groups(threads / 128) {
+    func.walk([&](NVVM::SetMaxRegisterOp op) {
+      if (op.getAction() == NVVM::SetMaxRegisterAction::decrease) {
+        producer = std::max<int32_t>(producer, op.getRegCount());
+      } else {
+        consumer = std::max<int32_t>(consumer, op.getRegCount());
+        increases.push_back(op);
+      }
+    });
+    func.walk([&](scf::IfOp split) {
+      if (auto ws = split->getAttrOfType<tilegpu::WarpSpecializedAttr>(
+              tilegpu::WarpSpecializedAttr::getAttrName()))
+        producers = ws.getProducers() / 4;
+    });
+  }
+  int32_t consumers() const { return groups - producers; }
+  bool valid() const { return producer && consumer && consumers() > 0; }
+  /// Registers a thread of the block holds on average (multiple of 8).
+  int32_t perThread() const {
+    int32_t avg =
+        (producer * producers + consumer * consumers() + groups - 1) / groups;
+    return (avg + 7) / 8 * 8;
+  }
+};
+
+/// The registers a thread may hold with `blocks` blocks of `threads` an SM
+/// (allocated per warp in multiples of 8, 255 at most).
+static int32_t registerCap(int32_t threads, int32_t blocks) {
+  return std::min(248, 65536 / (threads * blocks) / 8 * 8);
+}
+
 void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
                             int32_t threads) {
-  int32_t producer = 0, consumer = 0;
-  SmallVector<NVVM::SetMaxRegisterOp> increases;
-  func.walk([&](NVVM::SetMaxRegisterOp op) {
-    if (op.getAction() == NVVM::SetMaxRegisterAction::decrease) {
-      producer = std::max<int32_t>(producer, op.getRegCount());
-    } else {
-      consumer = std::max<int32_t>(consumer, op.getRegCount());
-      increases.push_back(op);
-    }
-  });
-  int32_t groups = threads / 128, producers = 1;
-  func.walk([&](scf::IfOp split) {
-    if (auto ws = split->getAttrOfType<tilegpu::WarpSpecializedAttr>(
-            tilegpu::WarpSpecializedAttr::getAttrName()))
-      producers = ws.getProducers() / 4;
-  });
-  int32_t consumers = groups - producers;
-  if (!producer || !consumer || consumers <= 0)
+  WarpgroupRegisterPlan plan(func, threads);
+  if (!plan.valid())
     return;
-  auto roundDown8 = [](int32_t r) { return r / 8 * 8; };
-  // Registers are allocated per warp in multiples of 8, 255 at most.
   int32_t blocks = 1;
   if (auto minBlocks = gpuFunc->getAttrOfType<IntegerAttr>("nvvm.minctasm"))
     blocks = std::max<int32_t>(1, minBlocks.getInt());
-  int32_t cap = std::min(248, roundDown8(65536 / (threads * blocks)));
-  int32_t perThread =
-      (producer * producers + consumer * consumers + groups - 1) / groups;
-  perThread = (perThread + 7) / 8 * 8;
+  int32_t cap = registerCap(threads, blocks);
+  int32_t perThread = plan.perThread();
   if (perThread > cap) {
     perThread = cap;
-    consumer =
-        std::min(consumer,
-                 roundDown8((cap * groups - producer * producers) / consumers));
-    for (NVVM::SetMaxRegisterOp op : increases)
+    int32_t consumer = std::min(
+        plan.consumer, (cap * plan.groups - plan.producer * plan.producers) /
+                           plan.consumers() / 8 * 8);
+    for (NVVM::SetMaxRegisterOp op : plan.increases)
       op.setRegCount(consumer);
   }
   gpuFunc->setAttr(
       "nvvm.maxnreg",
       IntegerAttr::get(IntegerType::get(func.getContext(), 32), perThread));
+}
+
+/// Whether `blocks` blocks of a warp-specialized `func` keep its register
+/// plan: capped lower, the consumers would shrink below what
+/// tile-warp-specialize gave them (cuTile's attention sample at head dim 64
+/// asks for 2 blocks of 384 threads: 80 registers, which ptxas could not
+/// even fit an instruction in).
+static bool occupancyKeepsRegisterPlan(func::FuncOp func, int32_t threads,
+                                       int32_t blocks) {
+  WarpgroupRegisterPlan plan(func, threads);
+  return !plan.valid() || plan.perThread() <= registerCap(threads, blocks);
 }
 
 /// Whether `blocks` blocks of `func` fit an SM's shared memory as far as
@@ -160,12 +189,16 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   if (mmas == 1 && regs <= 96 && numWarps >= 4 && !warpSpecialized)
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
   // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins where
-  // N blocks' shared memory fits an SM. Where it cannot (cuTile's attention
+  // N blocks' shared memory fits an SM and, warp-specialized, their
+  // register cap keeps the consumers' plan. Where not (cuTile's attention
   // sample asks for 2; its warp-specialized rings take 160 KB at 128x128
-  // blocks), the register cap would buy nothing: it left the consumers 96
-  // registers and 4 KB of spills.
+  // blocks, and at head dim 64 the cap is 80 registers a thread), the cap
+  // would buy nothing: it left the consumers 96 registers and 4 KB of
+  // spills, and at head dim 64 ran at 0.24x SDPA on the H200.
   if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy")) {
-    if (occupancyFitsShared(func, occupancy.getInt()))
+    int32_t threads = int32_t(blockWarps(func, numWarps)) * 32;
+    if (occupancyFitsShared(func, occupancy.getInt()) &&
+        occupancyKeepsRegisterPlan(func, threads, occupancy.getInt()))
       gpuFunc->setAttr("nvvm.minctasm",
                        b.getI32IntegerAttr(occupancy.getInt()));
     else

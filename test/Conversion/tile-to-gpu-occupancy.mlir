@@ -45,3 +45,27 @@ module attributes {tile.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// A warp-specialized kernel (one producer and two consumer warpgroups,
+// 40 / 232 registers) keeps its plan: two blocks of 384 threads would cap it
+// at 80 registers a thread (cuTile's attention sample at head dim 64 asks
+// for that; ptxas could not fit an instruction in 80, and the H200 ran it
+// at 0.24x SDPA), so the hint sets no minimum and the consumers keep 232.
+module attributes {tile.num_warps = 12 : i32} {
+  // CHECK: gpu.func @warp_specialized
+  // CHECK-NOT: minctasm
+  // CHECK-SAME: nvvm.maxnreg = 168
+  // CHECK: nvvm.setmaxregister increase 232
+  func.func @warp_specialized(%n: i32) attributes {tile.kernel, tile.occupancy = 2 : i32, tilegpu.shared_bytes = 65536 : i32} {
+    %c0 = arith.constant 0 : i32
+    %producer = arith.cmpi eq, %n, %c0 : i32
+    scf.if %producer {
+      nvvm.setmaxregister decrease 40
+    } else {
+      nvvm.setmaxregister increase 232
+    } {tilegpu.warp_specialized = #tilegpu.warp_specialized<consumers = 8, producers = 4>}
+    return
+  }
+}
