@@ -84,8 +84,13 @@ def TileTiling : Pass<"tile-tiling", "::mlir::ModuleOp"> {
     fp8 when wgmma can read both operands K-major from the ring (A a
     row-major [m][k] block, B the transpose of a row-major [n][k] one, K a
     multiple of 128 bytes or 64): `wgmma.mma_async.m64nNk32` with e4m3/e5m2
-    operands, whose accumulation keeps fewer bits than f32; otherwise it
-    stays widened (exact in f32). Before any of this, a load with `order`
+    operands, whose accumulation keeps fewer bits than f32. So is an fp8
+    mma with A in registers (attention's Q in front of the loop, or P from
+    the chained mma) whose B is the transpose of a block the loop loads
+    (K^T, or V given transposed): `m64nNk32` with A's fragments from
+    registers, P's rearranged from the accumulator's layout by shuffles
+    (`examples/flash_attention_fp8.py`). Otherwise it stays widened (exact
+    in f32). Before any of this, a load with `order`
     that reads a 2-d transpose of a row-major array (cuTile's transposed
     load, as attention loads K^T) and feeds mmas as B becomes the plain load,
     a reshape dropping its unit dimensions and a 2-d permute
