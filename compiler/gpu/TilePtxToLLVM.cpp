@@ -217,27 +217,20 @@ void replaceWithTiedAsm(Operation *op, ValueRange values,
   rewriter.replaceOp(op, structResults(rewriter, op->getLoc(), asmOp, n));
 }
 
-struct WgmmaWaitLowering : ConvertOpToLLVMPattern<PtxWgmmaWaitOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(PtxWgmmaWaitOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    // f32 accumulators, or int8's s32 ones.
-    replaceWithTiedAsm(op, adaptor.getValues(),
-                       "wgmma.wait_group.sync.aligned " +
-                           std::to_string(op.getPending()) + ";",
-                       rewriter);
-    return success();
-  }
-};
+/// The instruction of a tied asm op: the wait (f32 accumulators, or int8's
+/// s32 ones), or the fence (register-A fragments).
+std::string tiedAsmText(PtxWgmmaWaitOp op) {
+  return "wgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) +
+         ";";
+}
+std::string tiedAsmText(PtxWgmmaFenceOp) { return "wgmma.fence.sync.aligned;"; }
 
-struct WgmmaFenceLowering : ConvertOpToLLVMPattern<PtxWgmmaFenceOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+template <typename Op> struct TiedAsmLowering : ConvertOpToLLVMPattern<Op> {
+  using ConvertOpToLLVMPattern<Op>::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(PtxWgmmaFenceOp op, OpAdaptor adaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    replaceWithTiedAsm(op, adaptor.getValues(), "wgmma.fence.sync.aligned;",
-                       rewriter);
+    replaceWithTiedAsm(op, adaptor.getValues(), tiedAsmText(op), rewriter);
     return success();
   }
 };
@@ -253,10 +246,10 @@ struct WgmmaRegALowering : ConvertOpToLLVMPattern<PtxWgmmaRegAOp> {
     int64_t r = op.getAcc().size();
     Type in = op.getInputType();
     bool fp8 = in.getIntOrFloatBitWidth() == 8;
-    std::string type = in.isBF16()                    ? "bf16"
-                       : isa<Float8E4M3FNType>(in)    ? "e4m3"
-                       : isa<Float8E5M2Type>(in)      ? "e5m2"
-                                                      : "f16";
+    std::string type = in.isBF16()                 ? "bf16"
+                       : isa<Float8E4M3FNType>(in) ? "e4m3"
+                       : isa<Float8E5M2Type>(in)   ? "e5m2"
+                                                   : "f16";
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
                        "wgmma.mma_async.sync.aligned.m64n" +
                        std::to_string(op.getN()) + (fp8 ? "k32" : "k16") +
@@ -267,7 +260,10 @@ struct WgmmaRegALowering : ConvertOpToLLVMPattern<PtxWgmmaRegAOp> {
       text += "$" + std::to_string(2 * r + i) + (i < 3 ? ", " : "}, ");
     // fp8 has no transpose immediate (B is K-major).
     text += "$" + std::to_string(2 * r + 4) + ", p, 1, 1" +
-            (fp8 ? "" : op.getBKMajor() ? ", 0" : ", 1") + ";\n}";
+            (fp8               ? ""
+             : op.getBKMajor() ? ", 0"
+                               : ", 1") +
+            ";\n}";
     std::string constraints;
     for (int64_t i = 0; i < r; ++i)
       constraints += "=f,";
@@ -302,8 +298,8 @@ struct TilePtxToLLVMInterface : ConvertToLLVMPatternInterface {
 void mlir::tile::populateTilePtxToLLVMPatterns(LLVMTypeConverter &converter,
                                                RewritePatternSet &patterns) {
   patterns.add<LoadGlobalLowering, StoreGlobalLowering, AtomGlobalLowering,
-               WgmmaWaitLowering, WgmmaFenceLowering, WgmmaRegALowering>(
-      converter);
+               TiedAsmLowering<PtxWgmmaWaitOp>,
+               TiedAsmLowering<PtxWgmmaFenceOp>, WgmmaRegALowering>(converter);
 }
 
 void mlir::tile::registerConvertTilePtxToLLVMInterface(
