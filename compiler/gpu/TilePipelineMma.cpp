@@ -472,7 +472,8 @@ bool collectStreamedB(scf::ForOp forOp, bool in16Bytes,
     auto bType = cast<RankedTensorType>(mma.getB().getType());
     FailureOr<LinearLayout> bLayout = toLinearLayout(bType);
     if (failed(bLayout) ||
-        transposed != (getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1)) ||
+        transposed !=
+            (getContiguity(*bLayout, 0) > getContiguity(*bLayout, 1)) ||
         (fp8 && !transposed))
       return false;
     for (Value v : o.load->getOperands())

@@ -71,11 +71,10 @@ Value warpCoord(OpBuilder &b, Location loc, Value warp,
 /// thread packs its four bytes of a row and 16 columns into a word, takes
 /// the words of quad threads 2t and 2t + 1 (mod 4), and keeps their low
 /// halves (t < 2: columns 4t..4t + 3 lie in the first 8) or high halves.
-static SmallVector<Value>
-fp8FragmentsFromAccumulator(OpBuilder &b, Location loc,
-                            const DenseMap<std::pair<int64_t, int64_t>, Value>
-                                &regs,
-                            int64_t row0, int64_t kk, Value t) {
+static SmallVector<Value> fp8FragmentsFromAccumulator(
+    OpBuilder &b, Location loc,
+    const DenseMap<std::pair<int64_t, int64_t>, Value> &regs, int64_t row0,
+    int64_t kk, Value t) {
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
   Value lane = laneId(b, loc);
   Value quad = arith::AndIOp::create(b, loc, lane, constI32(b, loc, ~3));
@@ -103,8 +102,7 @@ fp8FragmentsFromAccumulator(OpBuilder &b, Location loc,
     Value word = LLVM::BitcastOp::create(
         b, loc, i32, packVector(b, loc, VectorType::get({4}, i8), bytes));
     auto shuffled = [&](Value from) -> Value {
-      Value v = gpu::ShuffleOp::create(b, loc, word, from,
-                                       constI32(b, loc, 32),
+      Value v = gpu::ShuffleOp::create(b, loc, word, from, constI32(b, loc, 32),
                                        gpu::ShuffleMode::IDX)
                     .getShuffleResult();
       return arith::AndIOp::create(
