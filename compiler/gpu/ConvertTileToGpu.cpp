@@ -54,15 +54,6 @@ SmallVector<Type> expandArgTypes(MLIRContext *ctx, TypeRange types) {
   return out;
 }
 
-/// A warp-specialized kernel launches every warp with the registers its
-/// setmaxnreg plan redistributes: (producer x P + consumer x C) / (P + C)
-/// per thread for P producer and C consumer warpgroups, as `.maxnreg` (ptxas
-/// then allocates exactly that; assembleCubin drops it for code that needs
-/// more). Left to ptxas, a small kernel got 64 or 128, the consumers'
-/// setmaxnreg.inc 232 waited forever for registers no warp could free, and
-/// the 64x64 persistent matmul hung on the H200. When an occupancy
-/// (minctasm) caps the block's registers lower, the consumers ask for what
-/// the cap leaves them.
 /// The setmaxnreg plan tile-warp-specialize left in `func`: the
 /// producers' and consumers' register counts and warpgroups.
 struct WarpgroupRegisterPlan {
@@ -101,6 +92,27 @@ static int32_t registerCap(int32_t threads, int32_t blocks) {
   return std::min(248, 65536 / (threads * blocks) / 8 * 8);
 }
 
+/// The consumers' registers a thread when `blocks` blocks share an SM:
+/// the plan's, or what the cap leaves them (planWarpgroupRegisters).
+static int32_t cappedConsumer(const WarpgroupRegisterPlan &plan,
+                              int32_t threads, int32_t blocks) {
+  int32_t cap = registerCap(threads, blocks);
+  if (plan.perThread() <= cap)
+    return plan.consumer;
+  return std::min(plan.consumer,
+                  (cap * plan.groups - plan.producer * plan.producers) /
+                      plan.consumers() / 8 * 8);
+}
+
+/// A warp-specialized kernel launches every warp with the registers its
+/// setmaxnreg plan redistributes: (producer x P + consumer x C) / (P + C)
+/// per thread for P producer and C consumer warpgroups, as `.maxnreg` (ptxas
+/// then allocates exactly that; assembleCubin drops it for code that needs
+/// more). Left to ptxas, a small kernel got 64 or 128, the consumers'
+/// setmaxnreg.inc 232 waited forever for registers no warp could free, and
+/// the 64x64 persistent matmul hung on the H200. When an occupancy
+/// (minctasm) caps the block's registers lower, the consumers ask for what
+/// the cap leaves them.
 void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
                             int32_t threads) {
   WarpgroupRegisterPlan plan(func, threads);
@@ -113,26 +125,31 @@ void planWarpgroupRegisters(func::FuncOp func, gpu::GPUFuncOp gpuFunc,
   int32_t perThread = plan.perThread();
   if (perThread > cap) {
     perThread = cap;
-    int32_t consumer = std::min(
-        plan.consumer, (cap * plan.groups - plan.producer * plan.producers) /
-                           plan.consumers() / 8 * 8);
     for (NVVM::SetMaxRegisterOp op : plan.increases)
-      op.setRegCount(consumer);
+      op.setRegCount(cappedConsumer(plan, threads, blocks));
   }
   gpuFunc->setAttr(
       "nvvm.maxnreg",
       IntegerAttr::get(IntegerType::get(func.getContext(), 32), perThread));
 }
 
-/// Whether `blocks` blocks of a warp-specialized `func` keep its register
-/// plan: capped lower, the consumers would shrink below what
-/// tile-warp-specialize gave them (cuTile's attention sample at head dim 64
-/// asks for 2 blocks of 384 threads: 80 registers, which ptxas could not
-/// even fit an instruction in).
-static bool occupancyKeepsRegisterPlan(func::FuncOp func, int32_t threads,
-                                       int32_t blocks) {
+/// Whether `blocks` blocks of a warp-specialized `func` leave its consumers
+/// room for every mma accumulator at once (split over the consumer
+/// threads) plus 32 registers for fragments, addresses and indices.
+/// cuTile's attention sample at head dim 64 asks for 2 blocks of 384
+/// threads: 96 registers, under S's 64 and O's 32 a thread (ptxas could not
+/// fit an instruction in the cap); a 64x64 persistent matmul keeps 216.
+static bool occupancyFitsAccumulators(func::FuncOp func, int32_t threads,
+                                      int32_t blocks) {
   WarpgroupRegisterPlan plan(func, threads);
-  return !plan.valid() || plan.perThread() <= registerCap(threads, blocks);
+  if (!plan.valid())
+    return true;
+  int64_t consumerThreads = 128 * plan.consumers(), accRegs = 0;
+  func.walk([&](tilegpu::MmaOp mma) {
+    accRegs += cast<RankedTensorType>(mma.getType()).getNumElements() /
+               consumerThreads;
+  });
+  return cappedConsumer(plan, threads, blocks) >= accRegs + 32;
 }
 
 /// Whether `blocks` blocks of `func` fit an SM's shared memory as far as
@@ -198,7 +215,7 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
   if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy")) {
     int32_t threads = int32_t(blockWarps(func, numWarps)) * 32;
     if (occupancyFitsShared(func, occupancy.getInt()) &&
-        occupancyKeepsRegisterPlan(func, threads, occupancy.getInt()))
+        occupancyFitsAccumulators(func, threads, occupancy.getInt()))
       gpuFunc->setAttr("nvvm.minctasm",
                        b.getI32IntegerAttr(occupancy.getInt()));
     else

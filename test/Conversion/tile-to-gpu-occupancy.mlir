@@ -49,15 +49,16 @@ module attributes {tile.num_warps = 4 : i32} {
 // -----
 
 // A warp-specialized kernel (one producer and two consumer warpgroups,
-// 40 / 232 registers) keeps its plan: two blocks of 384 threads would cap it
-// at 80 registers a thread (cuTile's attention sample at head dim 64 asks
-// for that; ptxas could not fit an instruction in 80, and the H200 ran it
-// at 0.24x SDPA), so the hint sets no minimum and the consumers keep 232.
+// 40 / 232 registers) under occupancy 2: two blocks of 384 threads cap it at
+// 80 registers a thread, which leaves the consumers 96. With no accumulator
+// to hold (this kernel has no mma) the hint stands and the consumers ask for
+// 96; cuTile's attention sample at head dim 64, whose S and O take 96 a
+// consumer thread, drops it (test_transposed_mma_loads.py checks its PTX).
 module attributes {tile.num_warps = 12 : i32} {
   // CHECK: gpu.func @warp_specialized
-  // CHECK-NOT: minctasm
-  // CHECK-SAME: nvvm.maxnreg = 168
-  // CHECK: nvvm.setmaxregister increase 232
+  // CHECK-SAME: nvvm.maxnreg = 80
+  // CHECK-SAME: nvvm.minctasm = 2
+  // CHECK: nvvm.setmaxregister increase 96
   func.func @warp_specialized(%n: i32) attributes {tile.kernel, tile.occupancy = 2 : i32, tilegpu.shared_bytes = 65536 : i32} {
     %c0 = arith.constant 0 : i32
     %producer = arith.cmpi eq, %n, %c0 : i32
