@@ -29,6 +29,8 @@ rows = []
 # TILE_SPLIT_MASKS=0 (its rows: tile-fixed-nosplit).
 ATTENTION_NOSPLIT = K.attention.replace_hints()
 ATTENTION_PINGPONG = K.attention.replace_hints()
+# ... and under TILE_LATE_OPS_FIRST=1 (tile-late-first).
+ATTENTION_LATE_FIRST = K.attention.replace_hints()
 # The fixed matmul compiled under TILE_PREFETCH_TMAPS=1 (its rows:
 # tile-fixed-prefetch, beside tile-fixed).
 MATMUL_PREFETCH = K.matmul.replace_hints()
@@ -431,6 +433,8 @@ def run_attention(shapes, clusters=False):
     blocks share K and V; causal kernels stay unclustered) beside it."""
     import flash_attention as FA
     import flash_attention_fp8 as FA8
+    # The example's kernel compiled under TILE_LATE_OPS_FIRST=1.
+    example_late_first = FA.attention.replace_hints()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -501,6 +505,16 @@ def run_attention(shapes, clusters=False):
                 entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group), check, None, poison))
+            # O's rescale before S_j's issue (tile-overlap-mma-chain's
+            # late-ops-first), bench's kernel and the example's.
+            entries.append(("tile-late-first", with_env(
+                "TILE_LATE_OPS_FIRST", "1", lambda: ATTENTION_LATE_FIRST[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
+            entries.append(("tile-example-late-first", with_env(
+                "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
             # The two consumer warpgroups taking turns at each iteration's mmas.
             entries.append(("tile-pingpong", with_env(
                 "TILE_PING_PONG", "1", lambda: ATTENTION_PINGPONG[(L // BM, Bz * H)](

@@ -317,7 +317,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
               : ";ws_registers=" + std::to_string(opts.producerRegisters) +
                     "," + std::to_string(opts.consumerRegisters)) +
          (opts.pingPong ? ";ping_pong=1" : "") +
-         (opts.overlapMmaChain ? "" : ";mma_overlap=0") + splitMasks +
+         (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
+         (opts.lateOpsFirst ? ";late_ops_first=1" : "") + splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +
          (opts.tmaStores ? "" : ";tma_stores=0") +
          (opts.prefetchTensorMaps ? ";prefetch_tmaps=1" : "") +

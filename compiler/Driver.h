@@ -49,6 +49,8 @@ struct CompileOptions {
                                // attention ring's wgmmas; TILE_PING_PONG=1
   bool overlapMmaChain = true; // attention's softmax beside the previous
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
+  bool lateOpsFirst = false;   // in that overlap, O's rescale before S_j is
+                               // issued; TILE_LATE_OPS_FIRST=1: true
   bool deferMmaWaits = false;  // a loop's wgmmas issued early, each waited
                                // for where it is read (tile-defer-mma-
                                // waits); TILE_DEFER_MMA_WAITS=1: true

@@ -360,11 +360,19 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
     ping-pong): warpgroup g waits on named barrier 3 + g before issuing
     S_j and arrives on the other's after issuing P_{j-1} V_{j-1}, so one
     warpgroup's softmax runs while the other's mmas hold the tensor cores.
+    With `late-ops-first`, the ops that feed P_{j-1} V_{j-1} (O's rescale
+    by a_{j-1}) come before S_j is issued: LLVM otherwise scheduled them
+    between S_j's wgmmas and their commit where the loop's body is one
+    block (the loops tile-split-uniform-masks cuts), and ptxas inserted a
+    fence there (C7519).
   }];
   let options = [
     Option<"pingPong", "ping-pong", "bool", /*default=*/"false",
            "The two consumer warpgroups take turns at each iteration's "
            "mmas">,
+    Option<"lateOpsFirst", "late-ops-first", "bool", /*default=*/"false",
+           "What feeds the late mma (O's rescale) runs before S_j is "
+           "issued, not while it is in flight">,
   ];
   let dependentDialects = ["::mlir::tilegpu::TileGpuDialect",
                            "::mlir::NVVM::NVVMDialect",

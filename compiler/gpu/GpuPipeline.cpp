@@ -238,6 +238,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
     if (opts.overlapMmaChain) {
       TileOverlapMmaChainOptions overlap;
       overlap.pingPong = opts.pingPong;
+      overlap.lateOpsFirst = opts.lateOpsFirst;
       pipePm.addPass(createTileOverlapMmaChain(overlap));
     }
   }

@@ -146,7 +146,7 @@ std::optional<Chain> matchChain(scf::ForOp loop) {
   return chain;
 }
 
-void rotate(Chain &chain, bool withPingPong) {
+void rotate(Chain &chain, bool withPingPong, bool lateOpsFirst) {
   scf::ForOp loop = chain.loop;
   Block *body = loop.getBody();
   Location loc = loop.getLoc();
@@ -240,10 +240,25 @@ void rotate(Chain &chain, bool withPingPong) {
   for (auto [i, v] : llvm::enumerate(crossing))
     before.map(v, newArgs[numArgs + i]);
 
+  // late-ops-first: what feeds the second mma, read from carried values
+  // only, before the first is issued. Its accumulator passes through a
+  // wait for no group (nothing is in flight at the top of the body): the
+  // tied asm keeps LLVM from sinking the rescale below the first's issue.
+  ArrayRef<Operation *> lateFirst =
+      lateOpsFirst ? ArrayRef<Operation *>(late).drop_back()
+                   : ArrayRef<Operation *>();
+  emit(lateFirst, before);
+  if (Value acc = before.lookupOrNull(chain.second.getAcc());
+      acc && acc.getDefiningOp() &&
+      acc.getDefiningOp()->getBlock() == newBody) {
+    auto pinned = tilegpu::WaitMmaOp::create(b, loc, TypeRange{acc.getType()},
+                                             ValueRange{acc}, 0);
+    before.map(chain.second.getAcc(), pinned.getResult(0));
+  }
   emit(early, now);
   auto s = cast<tilegpu::MmaOp>(now.lookup(chain.first.getOperation()));
   s.setInFlight(true);
-  emit(late, before);
+  emit(ArrayRef<Operation *>(late).drop_front(lateFirst.size()), before);
   auto o = cast<tilegpu::MmaOp>(before.lookup(chain.second.getOperation()));
   o.setInFlight(true);
   if (turns) {
@@ -305,7 +320,7 @@ struct TileOverlapMmaChainPass
         chains.push_back(std::move(*chain));
     });
     for (Chain &chain : chains)
-      rotate(chain, pingPong);
+      rotate(chain, pingPong, lateOpsFirst);
   }
 };
 

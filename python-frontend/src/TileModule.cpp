@@ -102,6 +102,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.pingPong = options["ping_pong"].cast<bool>();
   if (options.contains("mma_overlap"))
     opts.overlapMmaChain = options["mma_overlap"].cast<bool>();
+  if (options.contains("late_ops_first"))
+    opts.lateOpsFirst = options["late_ops_first"].cast<bool>();
   if (options.contains("split_masks"))
     opts.splitUniformMasks = options["split_masks"].cast<bool>();
   if (options.contains("bulk_reduce"))

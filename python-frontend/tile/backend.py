@@ -236,7 +236,10 @@ def codegen_switches():
     consumer warpgroups), TILE_PING_PONG=1 (the
     consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
     (attention's softmax no longer runs beside the previous iteration's P V:
-    tile-overlap-mma-chain), TILE_SPLIT_MASKS=0 (loops keep their masks
+    tile-overlap-mma-chain), TILE_LATE_OPS_FIRST=1 (in that overlap, O's
+    rescale runs before S_j is issued, not while it is in flight, where
+    ptxas fenced it: tile-overlap-mma-chain's late-ops-first; off until
+    measured), TILE_SPLIT_MASKS=0 (loops keep their masks
     where they are all true, as causal attention's blocks below the
     diagonal: tile-split-uniform-masks), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
@@ -278,6 +281,7 @@ def codegen_switches():
         "ws_registers": ws_registers,
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
+        "late_ops_first": os.environ.get("TILE_LATE_OPS_FIRST", "") not in ("", "0"),
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
         "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),

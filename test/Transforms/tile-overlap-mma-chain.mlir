@@ -1,5 +1,6 @@
 // RUN: tile-opt %s --tile-overlap-mma-chain | FileCheck %s
 // RUN: tile-opt %s --tile-overlap-mma-chain=ping-pong=true | FileCheck %s --check-prefix=PP
+// RUN: tile-opt %s --tile-overlap-mma-chain=late-ops-first=true | FileCheck %s --check-prefix=LATE
 
 // bench/kernels.py's attention at D=64 (BM = BN = 128, a ring of three
 // slots) after tile-warp-specialize and tile-allocate-shared. The consumer
@@ -10,6 +11,14 @@
 // released. P crosses the iterations as f16.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: nvvm.barrier
+// With late-ops-first, O's rescale (by the carried a_{j-1}) comes first in
+// the loop, pinned by a wait for no group, and P_{j-1} V_{j-1} reads it.
+// LATE: scf.for
+// LATE:   %[[SCALED:.*]] = arith.mulf %{{.*}} : tensor<128x64xf32, #mma>
+// LATE:   %[[PINNED:.*]] = tilegpu.wait_mma %[[SCALED]] pending = 0
+// LATE:   tilegpu.mma {{.*}} {b_transposed, in_flight
+// LATE:   tilegpu.mma %{{.*}}, %{{.*}}, %[[PINNED]] {in_flight
+// LATE:   tilegpu.wait_mma {{.*}} pending = 1
 // With ping-pong (two consumer warpgroups): warpgroup 1 gives warpgroup 0
 // the first turn (named barrier 3); each iteration waits for its turn
 // before S_j and passes it after P_{j-1} V_{j-1}; after the loop

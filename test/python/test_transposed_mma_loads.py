@@ -100,3 +100,43 @@ def test_bench_cutile_form_matches_float64(causal):
     want = np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v64)
     tol = 2e-2 if dtype == np.float16 else 1e-4
     assert_close(dev.get(out), want, rtol=tol, atol=tol)
+
+
+@needs_sm90
+@pytest.mark.parametrize("causal", [False, True])
+def test_late_ops_first_leaves_ptxas_no_fence_to_insert(tmp_path, causal):
+    """The example's loop, cut in two by tile-split-uniform-masks, with
+    TILE_LATE_OPS_FIRST=1: O's rescale runs before S_j's wgmmas are issued,
+    so ptxas inserts no warpgroup.arrive (C7519) of its own (by default
+    LLVM scheduled the rescale between those wgmmas and their commit, and
+    ptxas fenced both loops); no spills either."""
+    sig = ", ".join(["f16[128,4096,128]"] * 4) + ", i32, f32"
+    args = [f"{EXAMPLE}::attention", "--args", sig, "--target", "sm_90", "--emit", "ptx"]
+    for c in ["BM=128", "BN=128", "D=128", f"CAUSAL={causal}"]:
+        args += ["-D", c]
+    ptx = run_tilec(args, tmp_path, TILE_LATE_OPS_FIRST="1").stdout
+    assert _fa3_shaped(ptx)
+    info = _ptxas_info(tmp_path, ptx, f"late_first_{causal}")
+    assert "warpgroup.arrive is injected" not in info
+    assert NO_SPILLS in info
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+def test_late_ops_first_example_matches_float64(monkeypatch, causal):
+    """The example's kernel compiled with TILE_LATE_OPS_FIRST=1 (a kernel
+    object of its own) on a ragged length, against float64."""
+    dev = Device()
+    if dev.backend != "cuda":
+        pytest.skip("tile-overlap-mma-chain runs on sm_90 only")
+    monkeypatch.setenv("TILE_LATE_OPS_FIRST", "1")
+    fa = load_script("examples", "flash_attention.py")
+    kernel = fa["attention"].replace_hints()
+    rng = np.random.default_rng(21 + causal)
+    heads, seq, d, block = 4, 1000, 128, 128
+    q, k, v = (rng.standard_normal((heads, seq, d)).astype(np.float16) for _ in range(3))
+    out = dev.poisoned((heads, seq, d), np.float32)
+    kernel[(-(-seq // block), heads)](dev.put(q), dev.put(k), dev.put(v), out, seq,
+                                      d ** -0.5, BM=block, BN=block, D=d, CAUSAL=causal)
+    want = fa["reference"](*(x.astype(np.float64) for x in (q, k, v)), d ** -0.5, causal)
+    assert_close(dev.get(out), want, rtol=2e-2, atol=2e-2)
