@@ -154,8 +154,13 @@ static LogicalResult linkLibdevice(llvm::Module &module, Location loc) {
 std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module, StringRef chip) {
   if (chip != "sm_90")
     return chip.str();
+  // Every wgmma group ends in a commit; its fence may be an asm statement
+  // (register-A fp8 carries its fragments through one).
   bool wgmma = false;
-  module.walk([&](NVVM::WgmmaFenceAlignedOp) { wgmma = true; });
+  module.walk([&](Operation *op) {
+    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp>(op))
+      wgmma = true;
+  });
   return wgmma ? "sm_90a" : chip.str();
 }
 

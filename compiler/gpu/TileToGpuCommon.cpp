@@ -275,9 +275,27 @@ int64_t mlir::tile::storageBytes(Type type) {
 
 /// The type an element has in memory (i1 is kept as i8).
 static Type memType(Type elemType) {
-  if (elemType.isInteger(1))
+  // Bools as bytes; fp8 as its bytes too (LLVM has no fp8 type).
+  if (elemType.isInteger(1) ||
+      (isa<FloatType>(elemType) && elemType.getIntOrFloatBitWidth() == 8))
     return IntegerType::get(elemType.getContext(), 8);
   return elemType;
+}
+
+/// An element as its shared-memory type (memType) and back.
+static Value toMemType(OpBuilder &b, Location loc, Value e, Type mem) {
+  if (e.getType() == mem)
+    return e;
+  if (isa<FloatType>(e.getType()))
+    return arith::BitcastOp::create(b, loc, mem, e);
+  return arith::ExtUIOp::create(b, loc, mem, e);
+}
+static Value fromMemType(OpBuilder &b, Location loc, Value e, Type elemType) {
+  if (e.getType() == elemType)
+    return e;
+  if (isa<FloatType>(elemType))
+    return arith::BitcastOp::create(b, loc, elemType, e);
+  return arith::TruncIOp::create(b, loc, elemType, e);
 }
 
 /// Vector width for shared accesses of `layout` with `strides`.
@@ -335,12 +353,8 @@ void mlir::tile::storeShared(OpBuilder &b, Location loc, Value base,
     for (unsigned d = 0; d < layout.getRank(); ++d)
       constOff += coord[d] * strides[d];
     SmallVector<Value> chunk;
-    for (int64_t i = 0; i < v; ++i) {
-      Value e = elems[r + i];
-      if (mem != elemType)
-        e = arith::ExtUIOp::create(b, loc, mem, e);
-      chunk.push_back(e);
-    }
+    for (int64_t i = 0; i < v; ++i)
+      chunk.push_back(toMemType(b, loc, elems[r + i], mem));
     Value value = v == 1 ? chunk[0]
                          : packVector(b, loc, VectorType::get({v}, mem), chunk);
     Value addr = sharedAddress(b, loc, base, threadOff, constOff, elemType);
@@ -368,8 +382,7 @@ SmallVector<Value> mlir::tile::loadShared(OpBuilder &b, Location loc,
     SmallVector<Value> chunk =
         v == 1 ? SmallVector<Value>{value} : unpackVector(b, loc, value);
     for (Value e : chunk)
-      elems.push_back(
-          mem != elemType ? arith::TruncIOp::create(b, loc, elemType, e) : e);
+      elems.push_back(fromMemType(b, loc, e, elemType));
   }
   return elems;
 }

@@ -445,13 +445,13 @@ mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
           }
         continue;
       }
-      // Lane l addresses row l%16, column block l/16 (16 bytes each).
+      // Lane l addresses row l%16, column block l/16 (16 bytes each); 8-bit
+      // types (int8, fp8: LLVM has no fp8 type) as bytes.
       Value r = addV(row, lane16);
       Value c = add(mul(laneHi, 16 / eb), kk);
-      Value addr =
-          elemAddress(rewriter, loc, aBase,
-                      kind == MmaKind::I8 ? rewriter.getI8Type() : inType,
-                      addV(mul(r, aStride), c));
+      Value addr = elemAddress(rewriter, loc, aBase,
+                               eb == 1 ? rewriter.getI8Type() : inType,
+                               addV(mul(r, aStride), c));
       aFrags[i] = ldmatrix(addr, 4, NVVM::MMALayout::row);
     }
     return aFrags;

@@ -21,12 +21,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLE = os.path.join(ROOT, "examples", "flash_attention_fp8.py")
 
 
-def _ptx(tmp_path, causal, d=128):
+def _ptx(tmp_path, causal, d=128, **env):
     sig = (f"float8_e4m3fn[32,4096,{d}], float8_e4m3fn[32,4096,{d}], "
            f"float8_e4m3fn[32,{d},4096], f16[32,4096,{d}], i32, f32")
     args = [f"{EXAMPLE}::attention_fp8", "--args", sig, "--target", "sm_90", "--emit", "ptx",
             "-D", "BM=128", "-D", "BN=128", "-D", f"D={d}", "-D", f"CAUSAL={causal}"]
-    return run_tilec(args, tmp_path).stdout
+    return run_tilec(args, tmp_path, **env).stdout
 
 
 @needs_sm90
@@ -52,6 +52,20 @@ def test_fp8_attention_is_fp8_wgmma(tmp_path, causal):
     # (tile.ptx.wgmma_fence): ptxas fences nothing on its own (it did
     # between every P V wgmma while the fragments' arithmetic sank there).
     assert "warpgroup.arrive is injected" not in info
+
+
+@needs_sm90
+def test_fp8_attention_on_the_cp_async_rings(tmp_path):
+    """TILE_GPU_PIPELINE=async (no TMA): Q is staged and read into k32 A
+    fragments by ldmatrix on its bytes, both mmas take A from registers.
+    Its fp8 staging once stored an fp8 vector LLVM cannot translate, and
+    with no NVVM fence left the module was built for sm_90 (not sm_90a),
+    where LLVM aborted on the wgmma commit."""
+    ptx = _ptx(tmp_path, False, TILE_GPU_PIPELINE="async")
+    assert ".target sm_90a" in ptx and "mma.sync" not in ptx and "ldmatrix" in ptx
+    wgmmas = [line for line in ptx.splitlines() if "wgmma.mma_async" in line]
+    assert wgmmas and all("}, {%r" in w and "k32.f32.e4m3.e4m3" in w for w in wgmmas)
+    assert NO_SPILLS in _ptxas_info(tmp_path, ptx, "fp8_attention_async")
 
 
 def _e4m3_grid():
