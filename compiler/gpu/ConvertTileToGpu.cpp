@@ -207,11 +207,12 @@ LogicalResult moveToGpuFunc(func::FuncOp func, gpu::GPUModuleOp gpuModule,
     gpuFunc->setAttr("nvvm.minctasm", b.getI32IntegerAttr(2));
   // The kernel's own occupancy hint (@tile.kernel(occupancy=N)) wins where
   // N blocks' shared memory fits an SM and, warp-specialized, their
-  // register cap keeps the consumers' plan. Where not (cuTile's attention
-  // sample asks for 2; its warp-specialized rings take 160 KB at 128x128
-  // blocks, and at head dim 64 the cap is 80 registers a thread), the cap
-  // would buy nothing: it left the consumers 96 registers and 4 KB of
-  // spills, and at head dim 64 ran at 0.24x SDPA on the H200.
+  // register cap leaves the consumers room for their accumulators
+  // (occupancyFitsAccumulators). Where not (cuTile's attention sample asks
+  // for 2; its warp-specialized rings take 160 KB at 128x128 blocks, and at
+  // head dim 64 the cap is 80 registers a thread), the cap would buy
+  // nothing: it left the consumers 96 registers and 4 KB of spills, and at
+  // head dim 64 ran at 0.24x SDPA on the H200.
   if (auto occupancy = func->getAttrOfType<IntegerAttr>("tile.occupancy")) {
     int32_t threads = int32_t(blockWarps(func, numWarps)) * 32;
     if (occupancyFitsShared(func, occupancy.getInt()) &&

@@ -190,8 +190,6 @@ SmallVector<Value> structResults(OpBuilder &b, Location loc,
   return out;
 }
 
-/// `wgmma.wait_group.sync.aligned N;` with outputs $0..$n-1 tied to the
-/// inputs.
 /// `op` as the asm statement `text` whose outputs are tied to `values`
 /// (f32 as "f", 32-bit integers as "r"): nothing reading a result moves
 /// above it, nothing computing a value below it.
@@ -217,8 +215,9 @@ void replaceWithTiedAsm(Operation *op, ValueRange values,
   rewriter.replaceOp(op, structResults(rewriter, op->getLoc(), asmOp, n));
 }
 
-/// The instruction of a tied asm op: the wait (f32 accumulators, or int8's
-/// s32 ones), or the fence (register-A fragments).
+/// The instruction of a tied asm op: `wgmma.wait_group.sync.aligned N;`
+/// (f32 accumulators, or int8's s32 ones), or the fence (register-A
+/// fragments); outputs $0..$n-1 tied to the inputs.
 std::string tiedAsmText(PtxWgmmaWaitOp op) {
   return "wgmma.wait_group.sync.aligned " + std::to_string(op.getPending()) +
          ";";

@@ -273,9 +273,9 @@ int64_t mlir::tile::storageBytes(Type type) {
   return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
 }
 
-/// The type an element has in memory (i1 is kept as i8).
+/// The type an element has in memory (i1 and fp8 are kept as i8).
 static Type memType(Type elemType) {
-  // Bools as bytes; fp8 as its bytes too (LLVM has no fp8 type).
+  // fp8 as its bytes: LLVM has no fp8 type.
   if (elemType.isInteger(1) ||
       (isa<FloatType>(elemType) && elemType.getIntOrFloatBitWidth() == 8))
     return IntegerType::get(elemType.getContext(), 8);

@@ -6,7 +6,8 @@ programmatic-dependent-launch controls.
 What acts: `opt_level` (the compiler's level, per target), `occupancy` on
 CUDA targets (the kernel's `nvvm.minctasm`: blocks per SM the register
 allocation must leave room for; none where that many blocks' shared memory
-cannot fit an SM) and `num_ctas` on sm_90 (2 or more:
+cannot fit an SM, or where a warp-specialized kernel's consumers would be
+left fewer registers than their accumulators need) and `num_ctas` on sm_90 (2 or more:
 neighbouring blocks run as clusters of two and share the TMA copies of
 blocks they both read, tile-cluster-multicast; the grid still counts
 blocks, a persistent kernel pairs the k-th tiles of the two blocks, and
