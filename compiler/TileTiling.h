@@ -100,8 +100,9 @@ bool flattenBranches(scf::ForOp loop);
 bool onlyViewedAsB(Value v, function_ref<bool(Operation *)> isView);
 
 /// Every load with `order` reading a 2-d transpose whose block mmas read as
-/// B (through reshapes, bitcasts and fp8's widening) becomes the plain load, a reshape
-/// dropping its unit dimensions and a 2-d permute (TileUnpermuteMmaLoads.cpp).
+/// B (through reshapes, bitcasts and fp8's widening) becomes the plain load, a
+/// reshape dropping its unit dimensions and a 2-d permute
+/// (TileUnpermuteMmaLoads.cpp).
 void unpermuteMmaLoads(Operation *root);
 
 } // namespace mlir::tile
