@@ -435,6 +435,10 @@ def run_attention(shapes, clusters=False):
     import flash_attention_fp8 as FA8
     # The example's kernel compiled under TILE_LATE_OPS_FIRST=1.
     example_late_first = FA.attention.replace_hints()
+    # ... and with bench's 24/240 register split (whether it becomes the
+    # default for attention-shaped warp-specialized kernels).
+    example_split = FA.attention.replace_hints(ws_registers=(24, 240))
+    example_late_first_split = FA.attention.replace_hints(ws_registers=(24, 240))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -513,6 +517,13 @@ def run_attention(shapes, clusters=False):
                     GROUP=group)), check, None, poison))
             entries.append(("tile-example-late-first", with_env(
                 "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
+            entries.append(("tile-example-24-240", lambda: example_split[(L // BM, Bz * H)](
+                q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                GROUP=group), check, None, poison))
+            entries.append(("tile-example-late-first-24-240", with_env(
+                "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first_split[(L // BM, Bz * H)](
                     q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group)), check, None, poison))
             # The two consumer warpgroups taking turns at each iteration's mmas.

@@ -86,11 +86,13 @@ static SmallVector<Value> fp8FragmentsFromAccumulator(
     return arith::OrIOp::create(b, loc, quad, inQuad);
   };
   Value fromLo = sourceLane(0), fromHi = sourceLane(1);
-  // 0 for t < 2 (the low halves), 16 for t >= 2.
-  Value shift = arith::ShLIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, t, constI32(b, loc, 1)),
-      constI32(b, loc, 4));
-  Value lowHalf = constI32(b, loc, 0xFFFF);
+  // prmt's byte selector: the low halves of both words (bytes 1,0 and 5,4)
+  // for t < 2, the high halves (3,2 and 7,6) for t >= 2.
+  Value selector = arith::AddIOp::create(
+      b, loc, constI32(b, loc, 0x5410),
+      arith::MulIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, t, constI32(b, loc, 1)),
+          constI32(b, loc, 0x2222)));
   SmallVector<Value> frags;
   // a0: rows +0, columns +0; a1: rows +8; a2: columns +16; a3: both.
   for (int64_t reg = 0; reg < 4; ++reg) {
@@ -102,15 +104,13 @@ static SmallVector<Value> fp8FragmentsFromAccumulator(
     Value word = LLVM::BitcastOp::create(
         b, loc, i32, packVector(b, loc, VectorType::get({4}, i8), bytes));
     auto shuffled = [&](Value from) -> Value {
-      Value v = gpu::ShuffleOp::create(b, loc, word, from, constI32(b, loc, 32),
-                                       gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
-      return arith::AndIOp::create(
-          b, loc, arith::ShRUIOp::create(b, loc, v, shift), lowHalf);
+      return gpu::ShuffleOp::create(b, loc, word, from, constI32(b, loc, 32),
+                                    gpu::ShuffleMode::IDX)
+          .getShuffleResult();
     };
-    Value lo = shuffled(fromLo), hi = shuffled(fromHi);
-    frags.push_back(arith::OrIOp::create(
-        b, loc, lo, arith::ShLIOp::create(b, loc, hi, constI32(b, loc, 16))));
+    frags.push_back(NVVM::PermuteOp::create(b, loc, i32, shuffled(fromLo),
+                                            shuffled(fromHi), selector,
+                                            NVVM::PermuteMode::DEFAULT));
   }
   return frags;
 }

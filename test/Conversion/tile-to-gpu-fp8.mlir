@@ -2,7 +2,8 @@
 
 // fp8 casts on sm_90: f32 -> fp8 is PTX cvt.rn.satfinite on register pairs
 // (nvvm.convert.f32x2.to.f8x2; the first element of a pair is the second
-// operand, the low byte), fp8 -> f32 is cvt.rn.f16x2.e4m3x2 then an exact
+// operand, the low byte; the pairs are the 16-bit lanes of the result, so
+// that LLVM keeps each pair's bytes together), fp8 -> f32 is cvt.rn.f16x2.e4m3x2 then an exact
 // f16 -> f32 widening.
 #blocked = #tile.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 module attributes {tile.num_warps = 4 : i32} {
@@ -10,8 +11,11 @@ module attributes {tile.num_warps = 4 : i32} {
   // CHECK: %[[V:.*]] = vector.from_elements %{{.*}} : vector<4xf32>
   // CHECK: %[[E0:.*]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
   // CHECK: %[[E1:.*]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
-  // CHECK: nvvm.convert.f32x2.to.f8x2 %[[E1]], %[[E0]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : vector<2xi8>(f8E4M3FN)
-  // CHECK: nvvm.convert.f32x2.to.f8x2
+  // CHECK: %[[P0:.*]] = nvvm.convert.f32x2.to.f8x2 %[[E1]], %[[E0]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+  // CHECK: %[[P1:.*]] = nvvm.convert.f32x2.to.f8x2
+  // CHECK: %[[L:.*]] = vector.from_elements %[[P0]], %[[P1]] : vector<2xi16>
+  // CHECK: %[[B:.*]] = vector.bitcast %[[L]] : vector<2xi16> to vector<4xi8>
+  // CHECK: arith.bitcast %[[B]] : vector<4xi8> to vector<4xf8E4M3FN>
   // CHECK-NOT: arith.truncf
   // CHECK: nvvm.convert.f8x2.to.f16x2 %{{.*}} : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
   // CHECK: arith.extf %{{.*}} : f16 to f32

@@ -9,6 +9,7 @@ kernel widened to f16; the GPU suite runs the wgmma path at head dim 128)."""
 
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -44,8 +45,16 @@ def test_fp8_attention_is_fp8_wgmma(tmp_path, causal):
     # registers in braces ({%r..}), Q K^T's A a descriptor (%rd..).
     reg_a = [w for w in wgmmas if "}, {%r" in w]
     assert reg_a and len(reg_a) < len(wgmmas)
-    # The fragments of P are exchanged within each quad of lanes.
-    assert "shfl.sync.idx.b32" in ptx
+    # The fragments of P are exchanged within each quad of lanes: two
+    # shuffles a fragment register, whose halves one prmt selects (by a
+    # selector in a register: the thread's quad position).
+    shuffles = ptx.count("shfl.sync.idx.b32")
+    selects = len(re.findall(r"prmt\.b32\s+%r\d+, %r\d+, %r\d+, %r\d+;", ptx))
+    assert shuffles and selects == shuffles // 2
+    # P's e4m3 pairs stay packed from their conversion to the shuffles
+    # (each was unpacked into bytes and packed again: 174 cvt.u32.u16 at
+    # head dim 128, 2026-12-07).
+    assert "cvt.u32.u16" not in ptx
     info = _ptxas_info(tmp_path, ptx, f"fp8_attention_{causal}")
     assert NO_SPILLS in info
     # Every fragment is computed before the fence in front of its wgmmas
