@@ -31,6 +31,10 @@ ATTENTION_NOSPLIT = K.attention.replace_hints()
 ATTENTION_PINGPONG = K.attention.replace_hints()
 # ... and under TILE_LATE_OPS_FIRST=1 (tile-late-first).
 ATTENTION_LATE_FIRST = K.attention.replace_hints()
+# ... and under TILE_TIED_FENCE=0 (tile-fixed-untied-fence: the wgmma fence
+# in front of P V as before 2026-12-07), the persistent kernel too.
+ATTENTION_UNTIED = K.attention.replace_hints()
+ATTENTION_PERSISTENT_UNTIED = K.attention_persistent.replace_hints()
 # The fixed matmul compiled under TILE_PREFETCH_TMAPS=1 (its rows:
 # tile-fixed-prefetch, beside tile-fixed).
 MATMUL_PREFETCH = K.matmul.replace_hints()
@@ -439,6 +443,7 @@ def run_attention(shapes, clusters=False):
     # default for attention-shaped warp-specialized kernels).
     example_split = FA.attention.replace_hints(ws_registers=(24, 240))
     example_late_first_split = FA.attention.replace_hints(ws_registers=(24, 240))
+    example_untied = FA.attention.replace_hints()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q, k, v = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -526,6 +531,20 @@ def run_attention(shapes, clusters=False):
                 "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first_split[(L // BM, Bz * H)](
                     q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
                     GROUP=group)), check, None, poison))
+            # The fence in front of P V's wgmmas as before 2026-12-07 (NVVM's
+            # plain fence: ptxas fenced each wgmma whose fragment came after).
+            entries.append(("tile-fixed-untied-fence", with_env(
+                "TILE_TIED_FENCE", "0", lambda: ATTENTION_UNTIED[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
+            entries.append(("tile-example-untied-fence", with_env(
+                "TILE_TIED_FENCE", "0", lambda: example_untied[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
+            entries.append(("tile-persistent-untied-fence", with_env(
+                "TILE_TIED_FENCE", "0", lambda: ATTENTION_PERSISTENT_UNTIED[(sms,)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
+                    GROUP=group)), check, None, poison))
             # The two consumer warpgroups taking turns at each iteration's mmas.
             entries.append(("tile-pingpong", with_env(
                 "TILE_PING_PONG", "1", lambda: ATTENTION_PINGPONG[(L // BM, Bz * H)](
@@ -571,6 +590,9 @@ def run_attention_backward(shapes):
     # And a fourth, the fused kernel with TILE_DELAY_STAGED_MMA=1 too (dQ's
     # product one iteration late: the warpgroups hand dS over by mbarriers).
     FAB_DELAYED = example_copy("fab_delayed")
+    # And a fifth, compiled with TILE_TIED_FENCE=0 (the wgmma fences as
+    # before 2026-12-07): tile-untied-fence beside tile.
+    FAB_UNTIED = example_copy("fab_untied")
 
     for (Bz, H, Hkv, L, D, dtype) in shapes:
         q4, k4, v4 = attention_inputs(Bz, H, Hkv, L, D, dtype)
@@ -623,6 +645,8 @@ def run_attention_backward(shapes):
                 # The dK/dV and dQ kernels one after the other on one stream
                 # (tile's row runs them on two).
                 ("tile-one-stream", lambda: tile_bwd(dev=serial), check),
+                ("tile-untied-fence", with_env("TILE_TIED_FENCE", "0",
+                                               lambda: tile_bwd(FAB_UNTIED)), check),
                 # The dK/dV kernel as before its waits in place at d 128
                 # (one wait per product, no ROUND_P, 40/232 registers).
                 ("tile-dkdv-waits-each", lambda: tile_bwd(in_place=False), check),

@@ -318,7 +318,8 @@ std::string tile::codegenOptionsText(const CompileOptions &opts) {
                     "," + std::to_string(opts.consumerRegisters)) +
          (opts.pingPong ? ";ping_pong=1" : "") +
          (opts.overlapMmaChain ? "" : ";mma_overlap=0") +
-         (opts.lateOpsFirst ? ";late_ops_first=1" : "") + splitMasks +
+         (opts.lateOpsFirst ? ";late_ops_first=1" : "") +
+         (opts.tiedWgmmaFence ? "" : ";tied_fence=0") + splitMasks +
          (opts.stageStores ? "" : ";stage_stores=0") +
          (opts.tmaStores ? "" : ";tma_stores=0") +
          (opts.prefetchTensorMaps ? ";prefetch_tmaps=1" : "") +

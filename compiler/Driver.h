@@ -51,6 +51,8 @@ struct CompileOptions {
                                // iteration's P V; TILE_MMA_OVERLAP=0: false
   bool lateOpsFirst = false;   // in that overlap, O's rescale before S_j is
                                // issued; TILE_LATE_OPS_FIRST=1: true
+  bool tiedWgmmaFence = true;  // a register-A wgmma's fence carries its A
+                               // fragments; TILE_TIED_FENCE=0: false
   bool deferMmaWaits = false;  // a loop's wgmmas issued early, each waited
                                // for where it is read (tile-defer-mma-
                                // waits); TILE_DEFER_MMA_WAITS=1: true

@@ -490,6 +490,11 @@ def ConvertTileToGpu : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     Option<"prefetchTensorMaps", "prefetch-tensor-maps", "bool", "false",
            "thread 0 prefetches the kernel's TMA descriptors first "
            "(prefetch.param.tensormap, as CUTLASS does); not yet measured">,
+    Option<"tiedWgmmaFence", "tied-wgmma-fence", "bool", "true",
+           "the wgmma.fence in front of a register-A wgmma takes and "
+           "returns its A fragments, so that they are all computed before "
+           "it (false: NVVM's plain fence for 16-bit A, where ptxas fenced "
+           "each wgmma whose fragment was computed after it)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

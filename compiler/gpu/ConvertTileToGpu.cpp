@@ -304,6 +304,7 @@ struct ConvertTileToGpuPass
     }
     GpuLoweringState state;
     state.numWarps = warpsAttr.getInt();
+    state.tiedWgmmaFence = tiedWgmmaFence;
 
     SmallVector<func::FuncOp> kernels;
     for (auto func : module.getOps<func::FuncOp>())

@@ -276,6 +276,7 @@ FailureOr<GpuBinary> mlir::tile::compileForGpu(ModuleOp module,
   PassManager gpuPm(ctx);
   ConvertTileToGpuOptions lowering;
   lowering.prefetchTensorMaps = opts.prefetchTensorMaps;
+  lowering.tiedWgmmaFence = opts.tiedWgmmaFence;
   gpuPm.addPass(createConvertTileToGpu(lowering));
   gpuPm.addPass(createCanonicalizerPass());
   gpuPm.addPass(createCSEPass());

@@ -32,6 +32,8 @@ struct GpuLoweringState {
   /// reaches (every use starts at the scratch base of its op, sharedBase,
   /// behind a barrier).
   int64_t sharedMem = 0;
+  /// The convert-tile-to-gpu option `tied-wgmma-fence`.
+  bool tiedWgmmaFence = true;
   /// Records a scratch use of `bytes` at `b`'s insertion point.
   void needShared(OpBuilder &b, int64_t bytes);
 };
@@ -213,12 +215,13 @@ LogicalResult lowerWarpgroupMma(tilegpu::MmaOp op, Value acc, Value aSlot,
 /// wgmma with A from registers (`aFrags[kk / 16][i]`: the four 32-bit
 /// m16k16 fragment registers of 64-row block i, mma.sync's A layout) and B
 /// from the swizzled buffer `bSlot` (TileToGpuWgmma.cpp); waits for the
-/// result.
+/// result. `tiedFence`: the fence carries 16-bit fragments too (fp8's
+/// always).
 LogicalResult
 lowerWarpgroupMmaRegA(tilegpu::MmaOp op, Value acc,
                       ArrayRef<SmallVector<SmallVector<Value>>> aFrags,
                       Value bSlot, ConversionPatternRewriter &rewriter,
-                      const TypeConverter &converter);
+                      const TypeConverter &converter, bool tiedFence);
 
 /// `wgmma.wait_group group` as an asm statement that takes and returns
 /// `values` (f32), so that no read of them can be scheduled before it.

@@ -480,7 +480,8 @@ mlir::tile::lowerTensorCoreMma(const TensorCoreOperands &in, MmaKind kind,
     for (int64_t kk = 0; kk < k; kk += kStep)
       frags.push_back(hoistA ? hoisted[kk / kStep] : aFragsAt(kk));
     return lowerWarpgroupMmaRegA(cast<tilegpu::MmaOp>(op), in.acc, frags,
-                                 in.bShared, rewriter, converter);
+                                 in.bShared, rewriter, converter,
+                                 state.tiedWgmmaFence);
   }
 
   // Accumulator registers by (repM, repN, c), read off the layout.

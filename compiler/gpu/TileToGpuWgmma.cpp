@@ -150,7 +150,8 @@ struct WarpgroupMma {
 LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     tilegpu::MmaOp op, Value acc,
     ArrayRef<SmallVector<SmallVector<Value>>> aFrags, Value bSlot,
-    ConversionPatternRewriter &rewriter, const TypeConverter &converter) {
+    ConversionPatternRewriter &rewriter, const TypeConverter &converter,
+    bool tiedFence) {
   Location loc = op.getLoc();
   FailureOr<WarpgroupMma> w = WarpgroupMma::get(op);
   if (failed(w))
@@ -178,15 +179,17 @@ LogicalResult mlir::tile::lowerWarpgroupMmaRegA(
     for (int64_t reg : block)
       blockAcc.back().push_back(regs[reg]);
   }
-  // fp8: the fence carries every A fragment, so all are computed in front
-  // of it (P's shuffled fragments were otherwise sunk between the wgmmas,
-  // and ptxas fenced each). 16-bit fragments keep NVVM's fence.
+  // The fence carries every A fragment, so all are computed in front of
+  // it: LLVM otherwise sank a fragment's arithmetic (P's conversion, fp8's
+  // shuffles) between the wgmmas, ptxas injected a warpgroup.arrive before
+  // each (C7519) and, where such a fence landed on a divergent path (the
+  // persistent attention kernel), serialized every wgmma (C7520).
   SmallVector<Value> fragments;
   for (ArrayRef<SmallVector<Value>> step : aFrags)
     for (ArrayRef<Value> block : step)
       for (Value v : block)
         fragments.push_back(asI32(v));
-  if (eb == 1) {
+  if (tiedFence || eb == 1) {
     auto fence = PtxWgmmaFenceOp::create(
         rewriter, loc, ValueRange(fragments).getTypes(), fragments);
     fragments.assign(fence.getResults().begin(), fence.getResults().end());

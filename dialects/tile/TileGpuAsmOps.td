@@ -98,8 +98,11 @@ def Tile_PtxWgmmaFenceOp : Tile_Op<"ptx.wgmma_fence"> {
     `wgmma.fence.sync.aligned`, its outputs tied to `values` (the A
     fragments of the register-A wgmmas after it): every fragment is
     computed before the fence. NVVM's fence takes no operands, so LLVM
-    sank fragment arithmetic (fp8's shuffled P) between the wgmmas, and
-    ptxas then injected a fence in front of each.
+    sank fragment arithmetic (fp8's shuffled P, f16's converted P) between
+    the wgmmas, and ptxas then injected a fence in front of each, or
+    serialized every wgmma of the kernel where one landed on a divergent
+    path. convert-tile-to-gpu's `tied-wgmma-fence=false` keeps NVVM's fence
+    for 16-bit fragments.
   }];
   let arguments = (ins Variadic<I32>:$values);
   let results = (outs Variadic<I32>:$results);

@@ -104,6 +104,8 @@ mlir::tile::CompileOptions parseOptions(const std::string &target,
     opts.overlapMmaChain = options["mma_overlap"].cast<bool>();
   if (options.contains("late_ops_first"))
     opts.lateOpsFirst = options["late_ops_first"].cast<bool>();
+  if (options.contains("tied_fence"))
+    opts.tiedWgmmaFence = options["tied_fence"].cast<bool>();
   if (options.contains("split_masks"))
     opts.splitUniformMasks = options["split_masks"].cast<bool>();
   if (options.contains("bulk_reduce"))

@@ -239,7 +239,11 @@ def codegen_switches():
     tile-overlap-mma-chain), TILE_LATE_OPS_FIRST=1 (in that overlap, O's
     rescale runs before S_j is issued, not while it is in flight, where
     ptxas fenced it: tile-overlap-mma-chain's late-ops-first; off until
-    measured), TILE_SPLIT_MASKS=0 (loops keep their masks
+    measured), TILE_TIED_FENCE=0 (the fence in front of a wgmma whose A
+    comes from registers, as attention's P V, no longer carries the A
+    fragments: ptxas then fenced each wgmma whose fragment LLVM computed
+    after the fence, and serialized every wgmma of the persistent
+    attention kernel), TILE_SPLIT_MASKS=0 (loops keep their masks
     where they are all true, as causal attention's blocks below the
     diagonal: tile-split-uniform-masks), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared
@@ -282,6 +286,7 @@ def codegen_switches():
         "ping_pong": os.environ.get("TILE_PING_PONG", "") not in ("", "0"),
         "mma_overlap": os.environ.get("TILE_MMA_OVERLAP", "1") != "0",
         "late_ops_first": os.environ.get("TILE_LATE_OPS_FIRST", "") not in ("", "0"),
+        "tied_fence": os.environ.get("TILE_TIED_FENCE", "1").strip() != "0",
         "split_masks": os.environ.get("TILE_SPLIT_MASKS", "1") != "0",
         "bulk_reduce": os.environ.get("TILE_BULK_REDUCE", "") not in ("", "0"),
         "staged_mma": os.environ.get("TILE_STAGED_MMA", "") not in ("", "0"),

@@ -117,6 +117,7 @@ def test_compile_and_asm(fake):
                     "warpgroup_mma": True, "nvptx_register_scheduling": True,
                     "warp_specialize": "attention", "stage_stores": True,
                     "ping_pong": False, "mma_overlap": True, "late_ops_first": False,
+                    "tied_fence": True,
                     "split_masks": True, "bulk_reduce": False,
                     "staged_mma": False, "defer_mma_waits": False, "move_deferred_mmas": True,
                     "delay_staged_mma": False,

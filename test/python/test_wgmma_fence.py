@@ -1,0 +1,66 @@
+"""The fence in front of a wgmma whose A comes from registers (attention's
+P V, the backward's dV += P^T dO and dK += dS^T Q) carries the A
+fragments (tile.ptx.wgmma_fence), so every fragment is computed before
+it. With NVVM's plain fence (TILE_TIED_FENCE=0, as before 2026-12-07)
+LLVM sank fragment arithmetic between the wgmmas and ptxas injected a
+warpgroup.arrive before each (C7519: 6 to 18 of them in the backward's
+kernels, 20 bytes of spills in the causal dK/dV kernel), and in the
+persistent attention kernel, where one landed on a divergent path,
+serialized every wgmma of the kernel (C7520).
+
+Without a GPU: ptxas -v on the PTX of each kernel. The GPU suite runs these
+kernels against float64 elsewhere (test_example_kernels.py,
+test_persistent_attention.py, test_fused_backward.py)."""
+
+import os
+
+import pytest
+
+from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
+from test_tma import NO_SPILLS, _ptxas_info, needs_sm90
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+BENCH = os.path.join(ROOT, "bench", "kernels.py")
+
+ARRAY = "f16[64,2048,128]"
+ROWS = "f32[64,2048]"
+KERNELS = {
+    "example": (os.path.join(EXAMPLES, "flash_attention.py"), "attention",
+                ", ".join([ARRAY] * 4) + ", i32, f32", ["BM=128", "BN=128", "D=128"]),
+    "persistent": (BENCH, "attention_persistent", ", ".join([ARRAY] * 4) + ", f32",
+                   ["BM=128", "BN=128", "D=128"]),
+    "dkdv": (os.path.join(EXAMPLES, "flash_attention_backward.py"), "attention_dkdv",
+             ", ".join([ARRAY] * 4 + [ROWS] * 2 + [ARRAY] * 2) + ", i32, f32",
+             ["BM=64", "BN=128", "D=128"]),
+    "dq": (os.path.join(EXAMPLES, "flash_attention_backward.py"), "attention_dq",
+           ", ".join([ARRAY] * 4 + [ROWS] * 2 + [ARRAY]) + ", i32, f32",
+           ["BM=128", "BN=64", "D=128"]),
+}
+
+
+def _ptxas(tmp_path, name, causal, **env):
+    path, kernel, sig, consts = KERNELS[name]
+    args = [f"{path}::{kernel}", "--args", sig, "--target", "sm_90", "--emit", "ptx"]
+    for c in consts + [f"CAUSAL={causal}"]:
+        args += ["-D", c]
+    ptx = run_tilec(args, tmp_path, **env).stdout
+    assert "wgmma.mma_async" in ptx and "setmaxnreg.dec" in ptx
+    return _ptxas_info(tmp_path, ptx, f"{name}_{causal}_{len(env)}")
+
+
+@needs_sm90
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_no_fence_left_to_ptxas(tmp_path, name, causal):
+    info = _ptxas(tmp_path, name, causal)
+    assert "C7519" not in info and "C7520" not in info and "serialized" not in info
+    assert NO_SPILLS in info
+
+
+@needs_sm90
+def test_the_plain_fence_left_them_to_ptxas(tmp_path):
+    """TILE_TIED_FENCE=0 brings the plain fence back, and what ptxas did
+    with it: this is what test_no_fence_left_to_ptxas guards against."""
+    assert "C7519" in _ptxas(tmp_path, "dq", False, TILE_TIED_FENCE="0")
+    assert "C7520" in _ptxas(tmp_path, "persistent", False, TILE_TIED_FENCE="0")
