@@ -41,6 +41,7 @@ MATMUL_PREFETCH = K.matmul.replace_hints()
 
 
 REPEATS = 3  # main() sets it from --repeats
+IMPLS = None  # main() sets it from --impls: the rows to run (torch's always)
 
 
 def bench(fn):
@@ -140,6 +141,8 @@ def contest(problem, entries, flops=None, nbytes=None):
     check[, tuned[, before]]): `tuned` as in attempt(); `before` (say, NaN
     into the output) runs before the checked call."""
     live = []
+    if IMPLS is not None:
+        entries = [e for e in entries if e[0] in IMPLS or e[0].startswith("torch")]
     for e in entries:
         impl, fn, check = e[:3]
         tuned = e[3] if len(e) > 3 else None
@@ -811,9 +814,13 @@ def main():
                          "matmul-cluster and attention-cluster (num_ctas=2 rows) run only when named")
     ap.add_argument("--repeats", type=int, default=3,
                     help="do_bench medians per row, the best kept (default %(default)s)")
+    ap.add_argument("--impls", default="",
+                    help="comma-separated: only these rows (e.g. tile,tile-fixed-untied-fence; "
+                         "torch's rows always run)")
     a = ap.parse_args()
-    global REPEATS
+    global REPEATS, IMPLS
     REPEATS = max(1, a.repeats)
+    IMPLS = set(a.impls.split(",")) if a.impls else None
     only = set(filter(None, a.only.split(",")))
     want = lambda k: not only or k in only  # noqa: E731
     torch.manual_seed(0)
