@@ -78,8 +78,10 @@ def _dkdv_ptx(tmp_path, name, round_p, **env):
 def test_in_place_dkdv_waits_once_for_dv_and_dpt(tmp_path):
     """TILE_DEFER_MMA_WAITS=in-place with ROUND_P (d 128): the dK/dV loop
     waits three times an iteration instead of four (dV += P^T dO and
-    dP^T = V dO^T share one wait) and ptxas keeps it in registers; moving
-    the mmas too (=1) spills."""
+    dP^T = V dO^T share one wait) and ptxas keeps it in registers. Moving
+    the mmas too (=1) spilled while the fence in front of dV's wgmmas was
+    NVVM's plain one (TILE_TIED_FENCE=0); with the fence carrying P^T's
+    fragments it fits as well."""
     waits = lambda text: len(re.findall(r"wgmma.wait_group.sync.aligned", text))  # noqa: E731
     default = _dkdv_ptx(tmp_path, "default", True, TILE_DEFER_MMA_WAITS="0")
     in_place = _dkdv_ptx(tmp_path, "in_place", True, TILE_DEFER_MMA_WAITS="in-place")
@@ -88,7 +90,10 @@ def test_in_place_dkdv_waits_once_for_dv_and_dpt(tmp_path):
     # tail): 4 waits each, then 3.
     assert waits(default) == 8 and waits(in_place) == 6
     assert NO_SPILLS in _ptxas_info(tmp_path, in_place, "in_place")
-    assert NO_SPILLS not in _ptxas_info(tmp_path, moved, "moved")
+    assert NO_SPILLS in _ptxas_info(tmp_path, moved, "moved")
+    moved_plain = _dkdv_ptx(tmp_path, "moved_plain", True, TILE_DEFER_MMA_WAITS="1",
+                            TILE_TIED_FENCE="0")
+    assert NO_SPILLS not in _ptxas_info(tmp_path, moved_plain, "moved_plain")
 
 
 @pytest.mark.gpu
