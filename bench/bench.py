@@ -466,20 +466,29 @@ def run_attention(shapes, clusters=False):
             k3, v3 = (t.view(Bz * Hkv, L, D) for t in (k, v))
             poison = lambda: o.fill_(float("nan"))  # noqa: E731
             check = lambda: close(o, ref, 2e-2)  # noqa: E731
+
+            def fixed(kern):  # bench's kernel's arguments
+                return lambda: kern[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal, GROUP=group)
+
+            def example(kern):  # the example's (`seq` at run time)
+                return lambda: kern[(L // BM, Bz * H)](
+                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal, GROUP=group)
+
+            def persistent(kern):  # one block per SM
+                return lambda: kern[(sms,)](
+                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal, GROUP=group)
+
             entries = [
                 ("torch-sdpa", lambda: torch.nn.functional.scaled_dot_product_attention(
                     q, k, v, is_causal=causal, **gqa), lambda: None),
                 ("tile", lambda: K.attention_tuned[lambda m: (L // m["BM"], Bz * H)](
                     q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal, GROUP=group), check,
                  K.attention_tuned, poison),
-                ("tile-fixed", lambda: K.attention[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group), check, None, poison),
+                ("tile-fixed", fixed(K.attention), check, None, poison),
                 # The kernel as a user writes it (examples/flash_attention.py:
                 # K^T by an `order` load, `seq` at run time, keys past it masked).
-                ("tile-example", lambda: FA.attention[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group), check, None, poison),
+                ("tile-example", example(FA.attention), check, None, poison),
                 # cuTile's attention sample's form, on the 4-d tensors.
                 ("tile-cutile-form", lambda: K.attention_cutile_form[(L // BM, Bz * H)](
                     q, k, v, o, D ** -0.5, H=H, BM=BM, BN=BN, D=D, GROUP=group,
@@ -510,53 +519,33 @@ def run_attention(shapes, clusters=False):
                     q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal), check, None, poison))
             if causal:  # every key block masked (before tile-split-uniform-masks)
                 entries.append(("tile-fixed-nosplit", with_env(
-                    "TILE_SPLIT_MASKS", "0", lambda: ATTENTION_NOSPLIT[(L // BM, Bz * H)](
-                        q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                        GROUP=group)), check, None, poison))
+                    "TILE_SPLIT_MASKS", "0", fixed(ATTENTION_NOSPLIT)), check, None, poison))
             if clusters and not causal:
-                entries.append(("tile-cluster", lambda: K.attention_cluster[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group), check, None, poison))
-            # O's rescale before S_j's issue (tile-overlap-mma-chain's
-            # late-ops-first), bench's kernel and the example's.
-            entries.append(("tile-late-first", with_env(
-                "TILE_LATE_OPS_FIRST", "1", lambda: ATTENTION_LATE_FIRST[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            entries.append(("tile-example-late-first", with_env(
-                "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            entries.append(("tile-example-24-240", lambda: example_split[(L // BM, Bz * H)](
-                q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                GROUP=group), check, None, poison))
-            entries.append(("tile-example-late-first-24-240", with_env(
-                "TILE_LATE_OPS_FIRST", "1", lambda: example_late_first_split[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            # The fence in front of P V's wgmmas as before 2026-12-07 (NVVM's
-            # plain fence: ptxas fenced each wgmma whose fragment came after).
-            entries.append(("tile-fixed-untied-fence", with_env(
-                "TILE_TIED_FENCE", "0", lambda: ATTENTION_UNTIED[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            entries.append(("tile-example-untied-fence", with_env(
-                "TILE_TIED_FENCE", "0", lambda: example_untied[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, L, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            entries.append(("tile-persistent-untied-fence", with_env(
-                "TILE_TIED_FENCE", "0", lambda: ATTENTION_PERSISTENT_UNTIED[(sms,)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            # The two consumer warpgroups taking turns at each iteration's mmas.
-            entries.append(("tile-pingpong", with_env(
-                "TILE_PING_PONG", "1", lambda: ATTENTION_PINGPONG[(L // BM, Bz * H)](
-                    q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                    GROUP=group)), check, None, poison))
-            # One block per SM walking the tiles, causal ones longest first.
-            entries.append(("tile-persistent", lambda: K.attention_persistent[(sms,)](
-                q3, k3, v3, o3, D ** -0.5, BM=BM, BN=BN, D=D, CAUSAL=causal,
-                GROUP=group), check, None, poison))
+                entries.append(("tile-cluster", fixed(K.attention_cluster), check, None, poison))
+            # (row, launch, compile-time switch): O's rescale before S_j's
+            # issue (tile-overlap-mma-chain's late-ops-first), bench's
+            # kernel and the example's; the example with bench's 24/240
+            # split; the fence in front of P V's wgmmas as before 2026-12-07
+            # (NVVM's plain fence: ptxas fenced each wgmma whose fragment
+            # came after, and serialized the persistent kernel's); the two
+            # consumer warpgroups taking turns at each iteration's mmas; one
+            # block per SM walking the tiles, causal ones longest first.
+            for impl, launch, switch in [
+                    ("tile-late-first", fixed(ATTENTION_LATE_FIRST), ("TILE_LATE_OPS_FIRST", "1")),
+                    ("tile-example-late-first", example(example_late_first),
+                     ("TILE_LATE_OPS_FIRST", "1")),
+                    ("tile-example-24-240", example(example_split), None),
+                    ("tile-example-late-first-24-240", example(example_late_first_split),
+                     ("TILE_LATE_OPS_FIRST", "1")),
+                    ("tile-fixed-untied-fence", fixed(ATTENTION_UNTIED), ("TILE_TIED_FENCE", "0")),
+                    ("tile-example-untied-fence", example(example_untied),
+                     ("TILE_TIED_FENCE", "0")),
+                    ("tile-persistent-untied-fence", persistent(ATTENTION_PERSISTENT_UNTIED),
+                     ("TILE_TIED_FENCE", "0")),
+                    ("tile-pingpong", fixed(ATTENTION_PINGPONG), ("TILE_PING_PONG", "1")),
+                    ("tile-persistent", persistent(K.attention_persistent), None)]:
+                entries.append((impl, with_env(*switch, launch) if switch else launch, check,
+                                None, poison))
             contest(p, entries, flops=f)
             note_binaries(p, {"tile": lambda: K.attention_tuned.compile(
                                   q3, k3, v3, o3, D ** -0.5, D=D, CAUSAL=causal, GROUP=group),
