@@ -323,39 +323,29 @@ struct TruncFToF8Pattern : OpConversionPattern<arith::TruncFOp> {
     }
     if (!inType.getElementType().isF32())
       in = arith::ExtFOp::create(rewriter, loc, inType.clone(f32), in);
-    SmallVector<Value> elems = unpackVector(rewriter, loc, in), out;
-    if (elems.size() % 2 == 0) {
-      // The pairs as 16-bit lanes of the result: LLVM then keeps each
-      // conversion's two bytes together instead of splitting and
-      // repacking them (4 instructions a pair in P's loop of fp8 attention).
-      SmallVector<Value> pairs;
-      for (size_t i = 0; i < elems.size(); i += 2)
-        pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
-            rewriter, loc, rewriter.getI16Type(), elems[i + 1], elems[i],
-            NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
-            /*relu=*/false, f8));
-      Value lanes = packVector(
-          rewriter, loc,
-          VectorType::get({int64_t(pairs.size())}, rewriter.getI16Type()),
-          pairs);
-      Value bytes =
-          vector::BitCastOp::create(rewriter, loc, outType.clone(i8), lanes);
-      rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, outType, bytes);
-      return success();
-    }
-    for (size_t i = 0; i < elems.size(); i += 2) {
-      Value second = i + 1 < elems.size() ? elems[i + 1] : elems[i];
-      // The first operand fills the upper byte: element 1.
-      Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-          rewriter, loc, VectorType::get({2}, i8), second, elems[i],
-          NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
-          /*relu=*/false, f8);
-      for (int64_t k = 0; k < 2 && i + k < elems.size(); ++k)
-        out.push_back(arith::BitcastOp::create(
-            rewriter, loc, f8,
-            vector::ExtractOp::create(rewriter, loc, pair, ArrayRef{k})));
-    }
-    rewriter.replaceOp(op, packVector(rewriter, loc, outType, out));
+    // Each pair is a 16-bit lane of the result (the first element the
+    // conversion's second operand, the low byte): LLVM then keeps each
+    // conversion's two bytes together instead of splitting and repacking
+    // them (4 instructions a pair in P's loop of fp8 attention). An odd
+    // last element pairs with itself and its copy is dropped.
+    SmallVector<Value> elems = unpackVector(rewriter, loc, in), pairs;
+    int64_t count = elems.size();
+    for (int64_t i = 0; i < count; i += 2)
+      pairs.push_back(NVVM::ConvertF32x2ToF8x2Op::create(
+          rewriter, loc, rewriter.getI16Type(),
+          elems[std::min(i + 1, count - 1)], elems[i], NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE,
+          /*relu=*/false, f8));
+    int64_t lanes = pairs.size();
+    Value bytes = vector::BitCastOp::create(
+        rewriter, loc, VectorType::get({2 * lanes}, i8),
+        packVector(rewriter, loc,
+                   VectorType::get({lanes}, rewriter.getI16Type()), pairs));
+    if (2 * lanes != count)
+      bytes = vector::ExtractStridedSliceOp::create(
+          rewriter, loc, bytes, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{count},
+          ArrayRef<int64_t>{1});
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, outType, bytes);
     return success();
   }
 };

@@ -238,8 +238,8 @@ def codegen_switches():
     (attention's softmax no longer runs beside the previous iteration's P V:
     tile-overlap-mma-chain), TILE_LATE_OPS_FIRST=1 (in that overlap, O's
     rescale runs before S_j is issued, not while it is in flight, where
-    ptxas fenced it: tile-overlap-mma-chain's late-ops-first; off until
-    measured), TILE_TIED_FENCE=0 (the fence in front of a wgmma whose A
+    ptxas fenced it before TILE_TIED_FENCE's default:
+    tile-overlap-mma-chain's late-ops-first; off until measured), TILE_TIED_FENCE=0 (the fence in front of a wgmma whose A
     comes from registers, as attention's P V, no longer carries the A
     fragments: ptxas then fenced each wgmma whose fragment LLVM computed
     after the fence, and serialized every wgmma of the persistent

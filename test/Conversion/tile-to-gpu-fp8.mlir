@@ -57,3 +57,24 @@ module attributes {tile.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// One element a thread (an odd count): it is converted paired with itself
+// and the copy dropped.
+#blocked = #tile.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {tile.num_warps = 4 : i32} {
+  // CHECK-LABEL: gpu.func @odd_count
+  // CHECK: nvvm.convert.f32x2.to.f8x2 %[[E:.*]], %[[E]] {{.*}} : i16(f8E4M3FN)
+  // CHECK: %[[B:.*]] = vector.bitcast %{{.*}} : vector<1xi16> to vector<2xi8>
+  // CHECK: %[[S:.*]] = vector.extract_strided_slice %[[B]] {offsets = [0], sizes = [1], strides = [1]} : vector<2xi8> to vector<1xi8>
+  // CHECK: arith.bitcast %[[S]] : vector<1xi8> to vector<1xf8E4M3FN>
+  func.func @odd_count(%x: !tile.array<?xf32, strides = [1], align = 16, div = 16>,
+                       %o: !tile.array<?xf8E4M3FN, strides = [1], align = 16, div = 16>) attributes {tile.kernel} {
+    %i = tile.bid 0
+    %a = tile.load %x[%i] : !tile.array<?xf32, strides = [1], align = 16, div = 16> -> tensor<128xf32, #blocked>
+    %b = arith.truncf %a : tensor<128xf32, #blocked> to tensor<128xf8E4M3FN, #blocked>
+    tile.store %o[%i], %b : !tile.array<?xf8E4M3FN, strides = [1], align = 16, div = 16>, tensor<128xf8E4M3FN, #blocked>
+    return
+  }
+}
