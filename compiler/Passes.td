@@ -353,8 +353,10 @@ def TileOverlapMmaChain : Pass<"tile-overlap-mma-chain", "::mlir::ModuleOp"> {
     the slot of j - 1. The first iteration's softmax runs before the loop,
     the last iteration's second mma after it, under an `scf.if` for loops
     of no iteration; P (f16), the rows' rescale factors and the previous
-    induction variable cross the iterations as loop-carried values. Other
-    loops are left as they are.
+    induction variable cross the iterations as loop-carried values. A
+    consumer loop nested in scf.for loops (a persistent kernel's walk over
+    its tiles) is rotated in place, once per tile. Other loops are left as
+    they are.
     With `ping-pong` and two consumer warpgroups, the warpgroups take
     turns at each rotated iteration's two mmas (FlashAttention-3's
     ping-pong): warpgroup g waits on named barrier 3 + g before issuing

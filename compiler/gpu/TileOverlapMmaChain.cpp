@@ -22,8 +22,10 @@
 // crosses as f16 (its truncation stays early).
 //
 // The ring must hold three slots: iteration j holds the slots of j - 1 and
-// j. Loops it leaves alone: not the consumer loop of tile-warp-specialize,
-// a ring of fewer slots, mmas already in flight (ping-pong), other shapes.
+// j. A consumer loop nested in a persistent kernel's tile loop is rotated
+// tile by tile. Loops it leaves alone: not the consumer loop of
+// tile-warp-specialize, a ring of fewer slots, mmas already in flight
+// (ping-pong), other shapes.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -78,7 +80,9 @@ int64_t ringSlots(tilegpu::MmaOp mma) {
 }
 
 std::optional<Chain> matchChain(scf::ForOp loop) {
-  if (!isConsumerLoop(loop))
+  // Nested: a persistent kernel's key loop inside its walk over tiles,
+  // rotated tile by tile.
+  if (!isConsumerLoop(loop, /*nested=*/true))
     return std::nullopt;
   Block *body = loop.getBody();
   SmallVector<tilegpu::MmaOp> mmas;

@@ -221,7 +221,10 @@ std::optional<WarpRole> mlir::tile::warpRoleOf(Region *region) {
   return std::nullopt;
 }
 
-bool mlir::tile::isConsumerLoop(Operation *loop) {
+bool mlir::tile::isConsumerLoop(Operation *loop, bool nested) {
+  if (nested)
+    while (isa_and_nonnull<scf::ForOp>(loop->getParentOp()))
+      loop = loop->getParentOp();
   auto branch = dyn_cast_or_null<scf::IfOp>(loop->getParentOp());
   return branch &&
          branch->hasAttr(tilegpu::WarpSpecializedAttr::getAttrName()) &&

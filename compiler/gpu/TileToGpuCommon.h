@@ -126,8 +126,9 @@ struct WarpRole {
 };
 std::optional<WarpRole> warpRoleOf(Region *region);
 /// Whether `loop` is tile-warp-specialize's consumer loop: directly in the
-/// consumers' region of a warp-specialized scf.if.
-bool isConsumerLoop(Operation *loop);
+/// consumers' region of a warp-specialized scf.if, or (`nested`) inside
+/// scf.for loops there (a persistent kernel's walk over its tiles).
+bool isConsumerLoop(Operation *loop, bool nested = false);
 /// The warps a block of `func` runs: `numWarps`, or the consumers and the
 /// producers of a warp-specialized kernel.
 int64_t blockWarps(Operation *func, int64_t numWarps);

@@ -34,11 +34,13 @@ def test_persistent_attention_fits_on_sm90(tmp_path, d):
     gpu = run_tilec(args + ["--emit", "gpu"], tmp_path).stdout
     shared = int(re.search(r"tile\.shared_mem = (\d+)", gpu).group(1))
     assert shared <= SM90_SHARED_BYTES, shared
-    if d == 128:  # two slots of K and V blocks (the one-tile kernel: three)
-        pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
-        assert "!tilegpu.shared<128x128xf16, slots = 2, swizzle = 128>" in pipelined
     pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
+    if d == 128:  # two slots of K and V blocks (the one-tile kernel: three)
+        assert "!tilegpu.shared<128x128xf16, slots = 2, swizzle = 128>" in pipelined
     producer, consumer = pipelined.split("} else {", 1)
+    # Three slots at d 64: the key loops, nested in the tile loop, are rotated
+    # (S_j and P_{j-1} V_{j-1} in flight together); two at d 128: not.
+    assert ("in_flight" in consumer) == (d == 64)
     assert "nvvm.setmaxregister  decrease 40" in producer
     assert producer.count("tilegpu.tma_load") == 2  # K and V, for every tile
     # Q: copied by the consumers once a tile, waited on with the tile's parity.
@@ -54,12 +56,17 @@ def test_persistent_attention_fits_on_sm90(tmp_path, d):
 @pytest.mark.numerics
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("group", [1, 2])
-def test_persistent_attention_matches_float64(causal, group):
+@pytest.mark.parametrize("gpu_blocks", [(128, 64, 64), (128, 128, 64), (128, 128, 128)])
+def test_persistent_attention_matches_float64(causal, group, gpu_blocks):
     """Five blocks walk 2 heads x L/BM query blocks (several tiles each);
-    GQA with two query heads per K/V head."""
+    GQA with two query heads per K/V head. On the GPU (BM, BN, D) as
+    `gpu_blocks`: bench's 128 x 128 blocks rotate the key loop tile by tile
+    at d 64 (three ring slots), not at d 128 (two)."""
     dev = Device()
     gpu = dev.backend == "cuda"
-    L, bm, bn, d = (512, 128, 64, 64) if gpu else (96, 32, 16, 32)
+    if not gpu and gpu_blocks != (128, 64, 64):
+        pytest.skip("the CPU runs one small shape")
+    L, (bm, bn, d) = (512, gpu_blocks) if gpu else (96, (32, 16, 32))
     dtype = np.float16 if gpu else np.float32
     heads = 4
     rng = np.random.default_rng(L + 7 * causal + group)
