@@ -213,6 +213,13 @@ def TileStageStores : Pass<"tile-stage-stores", "::mlir::ModuleOp"> {
     copies the block out (and drops what falls outside the array) while
     the threads go on, and a `tilegpu.bulk_wait` at the end of the
     store's region waits for the last copy.
+    The consumers' store in a persistent loop's body is staged through a
+    buffer allocated before the loop, beside the ring, where it fits; where
+    it does not, with `tma-stores`, the store (a batch of one too) goes by
+    TMA through a buffer of that type the body no longer reads (a barrier
+    after its last use, its next TMA copy after a barrier at the body's
+    start: a persistent attention's Q at D 128), waited for before the
+    body ends.
   }];
   let options = [
     Option<"tmaStores", "tma-stores", "bool", /*default=*/"false",

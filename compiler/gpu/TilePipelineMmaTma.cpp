@@ -674,8 +674,7 @@ mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
     bytes += blockBytes(o);
   // Inside another loop (a persistent kernel's walk over its tiles) the
   // ring stays live across that loop, so the scratch after this one goes
-  // past it: no third slot there (at D 128 the epilogue's 64 KB did not
-  // fit beside three), and no rows (their rings would move with it).
+  // past it, and no rows (their rings would move with it).
   bool nested = forOp->getParentOfType<LoopLikeOpInterface>() != nullptr;
   SmallVector<TmaOperand> rows;
   if (withRows && !nested)
@@ -687,6 +686,9 @@ mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
   // together (attention at D 128 and 128x128 blocks: 2 slots by
   // ringStages). The scratch after the loop reuses the ring
   // (tile-allocate-shared); kScratchSlack is left for the loop's own.
+  // Nested, the ring stays live after the loop: a persistent attention's
+  // epilogue then stores O from registers where its staging buffer finds
+  // no room (tile-stage-stores), for the third slot's overlap.
   int64_t invariantBytes = 0;
   for (InvariantA &a : invariants)
     invariantBytes += a.op.rows * a.op.cols * storageBytes(elemType);
@@ -696,7 +698,7 @@ mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
                 .getNumElements() *
         storageBytes(elemType);
   int64_t automatic = ringStages(bytes);
-  if (automatic < 3 && !nested &&
+  if (automatic < 3 &&
       3 * bytes + invariantBytes + kScratchSlack <= kMaxSharedBytes)
     automatic = 3;
   FailureOr<int64_t> slots = ringSlots(streamed.front().mma, automatic,

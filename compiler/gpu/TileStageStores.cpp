@@ -28,7 +28,10 @@
 // store is staged through a buffer allocated before the loop, beside the
 // ring, where the kernel's shared memory has room for both (a ring of 3
 // slots of 48 KB and 66 KB of buffer; tile-pipeline-mma's epilogue-room
-// leaves it).
+// leaves it). Where it has none, the store goes by TMA through a buffer
+// of the loop's body that is dead from a barrier before the store to the
+// body's end (a persistent attention's Q at D 128, as FlashAttention-3
+// stores O).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Passes.h"
@@ -40,6 +43,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::tile {
@@ -143,23 +147,26 @@ Block *loopBodyOf(Operation *step) {
   return nullptr;
 }
 
-/// `store` of the 2-d mma tile it stores as a TMA bulk store through an
-/// unpadded swizzled buffer of `bytes` room, when it can be (a kernel
-/// array TMA describes, 64 rows per warpgroup, whole 128-byte rows); the
-/// buffer is allocated before `at`, the wait for the last copy put after
-/// `waitAfter` (or before the end of the store's region).
-bool storeByTma(func::FuncOp func, StoreOp store, Operation *at,
-                Operation *waitAfter, int64_t room) {
-  auto type = cast<RankedTensorType>(store.getValue().getType());
-  auto mma = dyn_cast_or_null<MmaLayoutAttr>(type.getEncoding());
+/// `store` of the 2-d mma tile `tile` (the stored value, or what a batch
+/// of one reshapes) as a TMA bulk store through an unpadded swizzled
+/// buffer, when it can be (a kernel array TMA describes, 64 rows per
+/// warpgroup, whole 128-byte rows): `reuse`, a buffer of that type, or one
+/// of `room` bytes allocated before `at`; the wait for the last copy put
+/// after `waitAfter` (or before the end of the store's region).
+bool storeByTma(func::FuncOp func, StoreOp store, Value tile,
+                arith::TruncFOp truncate, Operation *at, Operation *waitAfter,
+                int64_t room, Value reuse = {}) {
+  auto tileType = cast<RankedTensorType>(tile.getType());
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(tileType.getEncoding());
   auto array = dyn_cast<BlockArgument>(store.getArray());
-  Type elemType = type.getElementType();
-  if (!mma || type.getRank() != 2 || store.getMemoryOrder() || !array ||
+  auto storedType = cast<RankedTensorType>(store.getValue().getType());
+  Type elemType = storedType.getElementType();
+  if (!mma || store.getMemoryOrder() || !array ||
       array.getOwner() != &func.getBody().front() ||
       !func.getArgAttr(array.getArgNumber(), "tile.tma_ok") ||
       !(elemType.isF16() || elemType.isBF16() || elemType.isF32()))
     return false;
-  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t rows = tileType.getDimSize(0), cols = tileType.getDimSize(1);
   int64_t elemBytes = elemType.getIntOrFloatBitWidth() / 8;
   if (mma.getWarpsPerCTA()[1] != 1 ||
       16 * int64_t(mma.getWarpsPerCTA()[0]) != rows || rows % 64 ||
@@ -168,34 +175,103 @@ bool storeByTma(func::FuncOp func, StoreOp store, Operation *at,
   MLIRContext *ctx = func.getContext();
   auto bufferType = tilegpu::SharedBufferType::get(
       ctx, {rows, cols}, elemType, /*slots=*/1, /*swizzle=*/128, 0);
-  if (bufferType.getTotalBytes() > room)
+  if (reuse ? reuse.getType() != bufferType : bufferType.getTotalBytes() > room)
     return false;
-  // One box per 128-byte panel of a warpgroup's 64 rows.
-  auto mapType = tilegpu::TensorMapType::get(ctx, {64, 128 / elemBytes},
-                                             elemType, /*swizzle=*/128);
+  // One box per 128-byte panel of a warpgroup's 64 rows (a batch of one:
+  // unit extents in front).
+  int64_t rank = storedType.getRank();
+  SmallVector<int64_t> box(rank, 1);
+  box[rank - 2] = 64;
+  box[rank - 1] = 128 / elemBytes;
+  auto mapType =
+      tilegpu::TensorMapType::get(ctx, box, elemType, /*swizzle=*/128);
   FailureOr<Value> map = pipeline::tensorMapArg(func, array, mapType);
   if (failed(map))
     return false;
   Location loc = store.getLoc();
   OpBuilder b(at);
   Value buffer =
-      tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
+      reuse ? reuse
+            : tilegpu::AllocSharedOp::create(b, loc, bufferType, IntegerAttr());
   b.setInsertionPoint(store);
   // The block's element coordinates, innermost first.
-  Value col = arith::MulIOp::create(b, loc, store.getIndices()[1],
-                                    constI32(b, loc, cols));
-  Value row = arith::MulIOp::create(b, loc, store.getIndices()[0],
-                                    constI32(b, loc, rows));
-  SmallVector<Value> coords = {col, row};
-  tilegpu::BulkStoreOp::create(b, loc, store.getValue(), buffer, *map, coords,
+  ValueRange indices = store.getIndices();
+  SmallVector<Value> coords = {
+      arith::MulIOp::create(b, loc, indices[rank - 1], constI32(b, loc, cols)),
+      arith::MulIOp::create(b, loc, indices[rank - 2], constI32(b, loc, rows))};
+  for (int64_t dim = rank - 3; dim >= 0; --dim)
+    coords.push_back(indices[dim]);
+  auto mmaType = RankedTensorType::get({rows, cols}, elemType, mma);
+  if (truncate)
+    tile = arith::TruncFOp::create(b, loc, mmaType, tile);
+  tilegpu::BulkStoreOp::create(b, loc, tile, buffer, *map, coords,
                                /*inner_axis=*/1, /*outer_dim=*/1);
   if (waitAfter)
     b.setInsertionPointAfter(waitAfter);
   else
     b.setInsertionPoint(store->getBlock()->getTerminator());
   tilegpu::BulkWaitOp::create(b, loc, buffer);
+  Value stored = store.getValue();
   store.erase();
+  // The batch's reshape (and the truncation in front of it) of the tile.
+  for (Operation *op = stored.getDefiningOp();
+       isa_and_nonnull<ReshapeOp, arith::TruncFOp>(op) && op->use_empty();) {
+    Operation *next = op->getOperand(0).getDefiningOp();
+    op->erase();
+    op = next;
+  }
   return true;
+}
+
+/// A buffer of `type` that `store`'s loop body refills before it reads it
+/// and is done with before the store (a persistent attention's Q, its last
+/// wgmma waited for before a barrier): the store's staging may use it until
+/// the body ends. Every use of it is in the body: first a TMA copy into
+/// it after a block barrier, and a block barrier after its last use.
+Value deadBufferAt(func::FuncOp func, StoreOp store,
+                   tilegpu::SharedBufferType type) {
+  Block *body = store->getBlock();
+  Value found;
+  func.walk([&](tilegpu::AllocSharedOp alloc) {
+    if (found || alloc.getType() != type)
+      return;
+    SmallVector<Operation *> uses; // the body's ops that use the buffer
+    bool inBody = true;
+    SmallVector<Value> worklist = {alloc.getResult()};
+    while (!worklist.empty() && inBody) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        Operation *top = body->findAncestorOpInBlock(*user);
+        inBody &= top != nullptr;
+        if (!top)
+          break;
+        if (auto slot = dyn_cast<tilegpu::SlotOp>(user))
+          worklist.push_back(slot.getResult());
+        else
+          uses.push_back(top);
+      }
+    }
+    if (!inBody || uses.empty())
+      return;
+    llvm::sort(
+        uses, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    auto copy = dyn_cast<tilegpu::TmaLoadOp>(uses.front());
+    if (!copy || !uses.back()->isBeforeInBlock(store))
+      return;
+    auto barrierBetween = [](Operation *from, Operation *to) {
+      for (Operation *op = from->getNextNode(); op && op != to;
+           op = op->getNextNode())
+        if (isa<gpu::BarrierOp>(op))
+          return true;
+      return false;
+    };
+    if (!barrierBetween(&body->front(), copy) &&
+        !isa<gpu::BarrierOp>(body->front()))
+      return;
+    if (barrierBetween(uses.back(), store))
+      found = alloc.getResult();
+  });
+  return found;
 }
 
 void stageStores(func::FuncOp func, int numWarps, bool tmaStores) {
@@ -254,9 +330,21 @@ void stageStores(func::FuncOp func, int numWarps, bool tmaStores) {
                           : roomAt(func, liveness, *liveness.getStep(store));
     // By TMA where it can, in the staging buffer's room (without padding).
     if (tmaStores && !reshape &&
-        storeByTma(func, store, inLoop ? loop : store.getOperation(),
+        storeByTma(func, store, tile, /*truncate=*/{},
+                   inLoop ? loop : store.getOperation(),
                    inLoop ? loop : nullptr, room))
       continue;
+    // A persistent loop's store with no room beside the ring: through a
+    // buffer of the body that is dead by then (FlashAttention-3 stores O
+    // through Q's), waited for before the body ends.
+    if (tmaStores && inLoop && bufferType.getTotalBytes() > room)
+      if (Value dead = deadBufferAt(
+              func, store,
+              tilegpu::SharedBufferType::get(ctx, shape, elemType, 1,
+                                             /*swizzle=*/128, 0));
+          dead &&
+          storeByTma(func, store, tile, truncate, store, nullptr, 0, dead))
+        continue;
     if (bufferType.getTotalBytes() > room)
       continue;
     OpBuilder b(inLoop ? loop : store.getOperation());
