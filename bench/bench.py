@@ -467,6 +467,10 @@ def run_attention_backward(shapes):
                 # The dK/dV kernel as before its waits in place at d 128
                 # (one wait per product, no ROUND_P, 40/232 registers).
                 ("tile-dkdv-waits-each", lambda: tile_bwd(in_place=False), check),
+                # ... and the in-place dK/dV kernel where backward() does not
+                # take it (d 64, bf16, GQA: it spilled there before the tied
+                # wgmma fence; at d 64 non-causal and GQA it no longer does).
+                ("tile-dkdv-in-place", lambda: tile_bwd(in_place=True), check),
                 ("tile-nosplit", with_env("TILE_SPLIT_MASKS", "0",
                                           lambda: tile_bwd(FAB_NOSPLIT)), check),
                 # The fused kernel as designed: its dQ product on wgmma
