@@ -36,6 +36,9 @@ ATTENTION_LATE_FIRST = K.attention.replace_hints()
 # in front of P V as before 2026-12-07), the persistent kernel too.
 ATTENTION_UNTIED = K.attention.replace_hints()
 ATTENTION_PERSISTENT_UNTIED = K.attention_persistent.replace_hints()
+# ... and under TILE_MMA_OVERLAP=0 (tile-persistent-no-overlap: its key loop
+# not rotated, as before 2026-12-07).
+ATTENTION_PERSISTENT_NO_OVERLAP = K.attention_persistent.replace_hints()
 # The fixed matmul compiled under TILE_PREFETCH_TMAPS=1 (its rows:
 # tile-fixed-prefetch, beside tile-fixed).
 MATMUL_PREFETCH = K.matmul.replace_hints()
@@ -367,6 +370,8 @@ def run_attention(shapes, clusters=False):
                      ("TILE_TIED_FENCE", "0")),
                     ("tile-persistent-untied-fence", persistent(ATTENTION_PERSISTENT_UNTIED),
                      ("TILE_TIED_FENCE", "0")),
+                    ("tile-persistent-no-overlap", persistent(ATTENTION_PERSISTENT_NO_OVERLAP),
+                     ("TILE_MMA_OVERLAP", "0")),
                     ("tile-pingpong", fixed(ATTENTION_PINGPONG), ("TILE_PING_PONG", "1")),
                     ("tile-persistent", persistent(K.attention_persistent), None)]:
                 entries.append((impl, with_env(*switch, launch) if switch else launch, check,
