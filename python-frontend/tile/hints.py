@@ -243,7 +243,8 @@ def _with_kernel_attr(ir_text, name, value):
 
 
 # -- tile's own code generation hints (num_stages, ws_registers,
-# defer_mma_waits): checked here, acted on by the compiler's options.
+# defer_mma_waits, tied_wgmma_fence): checked here, acted on by the
+# compiler's options.
 
 MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
 
@@ -276,6 +277,13 @@ def check_defer_mma_waits(value):
             or (isinstance(value, str) and value == "in-place")):
         raise TileValueError(f"defer_mma_waits must be None, False, True or 'in-place', "
                              f"got {value!r}", location=user_location())
+
+
+def check_tied_wgmma_fence(value):
+    """None, False or True."""
+    if not (value is None or value is False or value is True):
+        raise TileValueError(f"tied_wgmma_fence must be None, False or True, got {value!r}",
+                             location=user_location())
 
 
 def defer_mma_waits_options(value):

@@ -33,8 +33,8 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      user_location)
 from .specializations import Specializations as _Specializations
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_target_hints
-from .hints import (check_defer_mma_waits, check_num_stages, check_ws_registers,
-                    current_compiler_timeout, defer_mma_waits_options)
+from .hints import (check_defer_mma_waits, check_num_stages, check_tied_wgmma_fence,
+                    check_ws_registers, current_compiler_timeout, defer_mma_waits_options)
 from .array_lists import check_parameter_space
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
@@ -96,7 +96,7 @@ def array_writes(ir_text, params, key):
 
 def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
            num_warps=None, backend=None, num_stages=None, ws_registers=None,
-           defer_mma_waits=None):
+           defer_mma_waits=None, tied_wgmma_fence=None):
     """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
     num_stages=None, ws_registers=None, defer_mma_waits=None)`; cuTile's hints `num_ctas`,
     `occupancy`, `opt_level`, `num_worker_warps` (each a value or a
@@ -107,17 +107,23 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     None: TILE_WS_REGISTERS or 40, 232). `defer_mma_waits`: a loop's
     warpgroup mmas committed without waiting, each waited for where its
     result is read (True: also issued as early as they can be; "in-place":
-    where written; False: off; None: TILE_DEFER_MMA_WAITS)."""
+    where written; False: off; None: TILE_DEFER_MMA_WAITS).
+    `tied_wgmma_fence`: the fence in front of a wgmma whose A is in
+    registers carries those fragments, so they are all computed before it
+    (False: NVVM's plain fence, ptxas fences the fragments itself; None:
+    TILE_TIED_FENCE, on unless 0)."""
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
     check_num_stages(num_stages)
     ws_registers = check_ws_registers(ws_registers)
     check_defer_mma_waits(defer_mma_waits)
+    check_tied_wgmma_fence(tied_wgmma_fence)
 
     def wrap(f):
         return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages,
-                      ws_registers=ws_registers, defer_mma_waits=defer_mma_waits, **hints)
+                      ws_registers=ws_registers, defer_mma_waits=defer_mma_waits,
+                      tied_wgmma_fence=tied_wgmma_fence, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -312,13 +318,14 @@ class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
     def __init__(self, fn, num_warps=None, opt_level=3, backend=None, num_stages=None,
-                 ws_registers=None, defer_mma_waits=None, **hints):
+                 ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None, **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
         self.num_stages = num_stages  # None: the compiler chooses
         self.ws_registers = ws_registers  # None: the environment's split
         self.defer_mma_waits = defer_mma_waits  # None: the environment's
+        self.tied_wgmma_fence = tied_wgmma_fence  # None: the environment's
         self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
         self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
@@ -368,28 +375,32 @@ class Kernel:
     def replace_hints(self, **hints):
         """A new kernel of the same function with these hints changed (cuTile's
         num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps,
-        num_stages, ws_registers, defer_mma_waits and backend); it compiles
-        and caches on its own."""
+        num_stages, ws_registers, defer_mma_waits, tied_wgmma_fence and
+        backend); it compiles and caches on its own."""
         own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages", "ws_registers",
-                                         "defer_mma_waits") if k in hints}
+                                         "defer_mma_waits", "tied_wgmma_fence") if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
         num_stages = own.get("num_stages", self.num_stages)
         check_num_stages(num_stages)
         defer = own.get("defer_mma_waits", self.defer_mma_waits)
         check_defer_mma_waits(defer)
+        tied = own.get("tied_wgmma_fence", self.tied_wgmma_fence)
+        check_tied_wgmma_fence(tied)
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
                       backend=own.get("backend", self.backend), num_stages=num_stages,
                       ws_registers=check_ws_registers(own.get("ws_registers",
                                                               self.ws_registers)),
-                      defer_mma_waits=defer, **merged)
+                      defer_mma_waits=defer, tied_wgmma_fence=tied, **merged)
 
     def codegen_hint_options(self):
-        """The compile options this kernel's ws_registers and
-        defer_mma_waits hints set (those it leaves at None set none)."""
+        """The compile options this kernel's ws_registers, defer_mma_waits
+        and tied_wgmma_fence hints set (those it leaves at None set none)."""
         options = defer_mma_waits_options(self.defer_mma_waits)
         if self.ws_registers is not None:
             options["ws_registers"] = self.ws_registers
+        if self.tied_wgmma_fence is not None:
+            options["tied_fence"] = self.tied_wgmma_fence
         return options
 
     def _dependent(self):

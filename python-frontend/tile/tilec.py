@@ -575,8 +575,8 @@ def run(argv=None, out=None):
         num_warps = args.num_warps or 0
         opt_level = 3 if args.opt_level is None else args.opt_level
     stages = _requested(args.emit, target, start)
-    # The kernel's num_stages, ws_registers and defer_mma_waits hints apply,
-    # as a launch compiles.
+    # The kernel's num_stages, ws_registers, defer_mma_waits and
+    # tied_wgmma_fence hints apply, as a launch compiles.
     num_stages = args.num_stages
     if num_stages is None:
         num_stages = (kern.num_stages if kern is not None else None) or 0

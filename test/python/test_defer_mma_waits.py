@@ -16,6 +16,7 @@ import pytest
 from test_fused_backward import EXAMPLE, _fresh_example, check_backward, dev  # noqa: F401 - the fixture
 from test_tilec import gpu_backend, run_tilec  # noqa: F401 - needs_sm90 evaluates it here
 from test_tma import NO_SPILLS, _ptxas_info, needs_sm90
+from test_wgmma_fence import FENCE_ENV
 
 
 @needs_sm90
@@ -61,13 +62,14 @@ def test_deferred_backward_matches_float64(dev, monkeypatch, d, causal, fused): 
                    seed=d + causal)
 
 
-def _dkdv_ptx(tmp_path, name, round_p, **env):
+def _dkdv_ptx(tmp_path, name, round_p, source=FENCE_ENV, **env):
     """attention_dkdv's PTX at d 128 as sm90_blocks runs it (64 queries a
-    step, 128 keys), 24/240 registers."""
+    step, 128 keys), 24/240 registers; from fence_env_kernels.py (its fence
+    as TILE_TIED_FENCE says) or `source`."""
     blocks = "f16[128,4096,128]"
     sig = ", ".join([blocks] * 4 + ["f32[128,4096]"] * 2 + [blocks] * 2 + ["i32", "f32"])
     out = tmp_path / name
-    run_tilec([EXAMPLE + "::attention_dkdv", "--args", sig, "-D", "BM=64", "-D", "BN=128",
+    run_tilec([source + "::attention_dkdv", "--args", sig, "-D", "BM=64", "-D", "BN=128",
                "-D", "D=128", "-D", "CAUSAL=False", "-D", f"ROUND_P={round_p}",
                "--ws-registers", "24,240", "--target", "sm_90", "--emit", "ptx", "-o",
                str(out)], tmp_path, **env)
@@ -131,7 +133,8 @@ def test_defer_mma_waits_hint_compiles_as_the_environment_does(tmp_path):
                "-D", "CAUSAL=False", "-D", "ROUND_P=True", "--target", "sm_90", "--emit", "ptx",
                "-o", str(out)], tmp_path, TILE_DEFER_MMA_WAITS="1")
     hinted = (out / "attention_dkdv.ptx.ptx").read_text()
-    assert hinted == _dkdv_ptx(tmp_path, "env", True, TILE_DEFER_MMA_WAITS="in-place")
+    assert hinted == _dkdv_ptx(tmp_path, "env", True, source=EXAMPLE,
+                               TILE_DEFER_MMA_WAITS="in-place")
 
 
 def test_defer_mma_waits_hint_is_checked():
