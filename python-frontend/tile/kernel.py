@@ -98,7 +98,8 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
            num_warps=None, backend=None, num_stages=None, ws_registers=None,
            defer_mma_waits=None, tied_wgmma_fence=None):
     """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
-    num_stages=None, ws_registers=None, defer_mma_waits=None)`; cuTile's hints `num_ctas`,
+    num_stages=None, ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None)`;
+    cuTile's hints `num_ctas`,
     `occupancy`, `opt_level`, `num_worker_warps` (each a value or a
     `tile.ByTarget`) are checked here (tile/hints.py). `num_stages`: cp.async
     ring slots of mma loops (None or 0: the compiler chooses).
