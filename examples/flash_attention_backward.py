@@ -135,10 +135,11 @@ def _key_block_products(K, V, Q, dO, lse_rows, delta_rows, keys, queries, seq, s
 # tied_wgmma_fence=False: the fence in front of dV's and dK's register-A
 # wgmmas as NVVM's plain one (ptxas fences P^T's and dS^T's fragments
 # itself). Tied (every fragment computed before the fence, the compiler's
-# default, which the forward gains by) the backward ran 5-14% slower on an
-# H100 (2026-12-07, same process: B4 H32 L4096 D128 0.87x against 0.94x
-# SDPA, causal 0.89x / 0.96x; L16384 0.86x / 0.98x, causal 0.85x / 0.93x;
-# D64 0.87x / 0.91x). The same for attention_dq and attention_dkdvdq.
+# default, which the forward gains by) the backward ran up to 14% slower
+# on an H100 (2026-12-07, same process: B4 H32 L4096 D128 0.87x against
+# 0.94x SDPA, causal 0.89x / 0.96x; L16384 0.86x / 0.98x, causal 0.85x /
+# 0.93x; D64 0.87x / 0.91x, causal 0.96x / 0.97x). The same for
+# attention_dq and attention_dkdvdq.
 BACKWARD_FENCE = dict(tied_wgmma_fence=False)
 
 

@@ -686,9 +686,9 @@ mlir::tile::pipeline::pipelineTmaB(scf::ForOp forOp, int64_t numStages,
   // together (attention at D 128 and 128x128 blocks: 2 slots by
   // ringStages). The scratch after the loop reuses the ring
   // (tile-allocate-shared); kScratchSlack is left for the loop's own.
-  // Nested, the ring stays live after the loop: a persistent attention's
-  // epilogue then stores O from registers where its staging buffer finds
-  // no room (tile-stage-stores), for the third slot's overlap.
+  // Nested, the ring stays live after the loop: where a persistent
+  // attention's O then finds no room for its staging buffer,
+  // tile-stage-stores sends it by TMA through Q's buffer.
   int64_t invariantBytes = 0;
   for (InvariantA &a : invariants)
     invariantBytes += a.op.rows * a.op.cols * storageBytes(elemType);

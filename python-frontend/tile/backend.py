@@ -239,11 +239,13 @@ def codegen_switches():
     tile-overlap-mma-chain), TILE_LATE_OPS_FIRST=1 (in that overlap, O's
     rescale runs before S_j is issued, not while it is in flight, where
     ptxas fenced it before TILE_TIED_FENCE's default:
-    tile-overlap-mma-chain's late-ops-first; off until measured), TILE_TIED_FENCE=0 (the fence in front of a wgmma whose A
-    comes from registers, as attention's P V, no longer carries the A
-    fragments: ptxas then fenced each wgmma whose fragment LLVM computed
-    after the fence, and serialized every wgmma of the persistent
-    attention kernel), TILE_SPLIT_MASKS=0 (loops keep their masks
+    tile-overlap-mma-chain's late-ops-first; off until measured),
+    TILE_TIED_FENCE=0 (the fence in front of a wgmma whose A comes from
+    registers, as attention's P V, no longer carries the A fragments:
+    ptxas then fences each wgmma whose fragment LLVM computed after the
+    fence, and serialized every wgmma of the persistent attention kernel;
+    a kernel's tied_wgmma_fence hint wins: the example's backward kernels
+    ask for False), TILE_SPLIT_MASKS=0 (loops keep their masks
     where they are all true, as causal attention's blocks below the
     diagonal: tile-split-uniform-masks), TILE_STAGE_STORES=0 (mma
     results stored from their fragments, not in 16-byte runs through shared

@@ -2,7 +2,7 @@
 P V, the backward's dV += P^T dO and dK += dS^T Q) carries the A
 fragments (tile.ptx.wgmma_fence), so every fragment is computed before
 it: the compiler's default. The example's backward kernels ask for the
-plain fence (tied_wgmma_fence=False: tied, they measured 5-14% slower on an
+plain fence (tied_wgmma_fence=False: tied, they measured up to 14% slower on an
 H100, 2026-12-07); fence_env_kernels.py gives them back to
 TILE_TIED_FENCE here. With NVVM's plain fence (TILE_TIED_FENCE=0, as before 2026-12-07)
 LLVM sank fragment arithmetic between the wgmmas and ptxas injected a
