@@ -10,7 +10,7 @@ import tile
 
 # The causal block order of examples/flash_attention.py.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-from flash_attention import block_and_head  # noqa: E402
+from flash_attention import block_and_head, section_order  # noqa: E402
 
 # Block sizes the benchmark (and bench/check_gpu_mma.py) launch with. On sm_90
 # these run as wgmma (8 warps for 128-row tiles, chosen by the compiler).
@@ -292,14 +292,17 @@ def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Con
                          D: tile.Constant[int], CAUSAL: tile.Constant[bool],
                          GROUP: tile.Constant[int] = 1):
     # `attention` with one block per SM walking the (head, query block)
-    # tiles, as FlashAttention-3 schedules it; causal tiles longest first
-    # (the last query blocks of every head, then the ones before), so the
-    # short ones fill the tail. Grid: (number of SMs,).
+    # tiles, as FlashAttention-3 schedules it; causal tiles longest first in
+    # sections of heads (section_order), so the short ones fill the tail and
+    # a section's K and V stay in L2 (longest first across all heads read
+    # every K/V block from memory: 0.75x SDPA on an H100, 2026-12-07,
+    # against 0.93x non-causal). Grid: (number of SMs,).
     n_mb = q.shape[1] // BM
     qk_scale = scale * 1.4426950408889634
     for t in range(tile.bid(0), n_mb * q.shape[0], tile.num_blocks(0)):
-        mb = n_mb - 1 - t // q.shape[0] if CAUSAL else t % n_mb
-        bh = t % q.shape[0] if CAUSAL else t // n_mb
+        mb, bh = t % n_mb, t // n_mb
+        if CAUSAL:
+            mb, bh = section_order(t, n_mb, q.shape[0], LONGEST_LAST=True)
         _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
 
 

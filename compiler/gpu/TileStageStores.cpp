@@ -147,6 +147,28 @@ Block *loopBodyOf(Operation *step) {
   return nullptr;
 }
 
+/// Whether `func` only writes `array`: its stores (and bulk stores through
+/// a tensor map of it) are its only uses, so a bulk store's wait need not
+/// see the writes land, only the staging buffer read.
+bool onlyWritten(func::FuncOp func, BlockArgument array) {
+  auto writes = [](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      auto store = dyn_cast<StoreOp>(user);
+      return (store && store.getArray() == v) ||
+             isa<tilegpu::BulkStoreOp>(user);
+    });
+  };
+  if (!writes(array))
+    return false;
+  StringRef name = tilegpu::TensorMapOfAttr::getArgAttrName();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto of = func.getArgAttrOfType<tilegpu::TensorMapOfAttr>(i, name);
+        of && of.getArray() == array.getArgNumber() &&
+        !writes(func.getArgument(i)))
+      return false;
+  return true;
+}
+
 /// `store` of the 2-d mma tile `tile` (the stored value, or what a batch
 /// of one reshapes) as a TMA bulk store through an unpadded swizzled
 /// buffer, when it can be (a kernel array TMA describes, 64 rows per
@@ -210,7 +232,7 @@ bool storeByTma(func::FuncOp func, StoreOp store, Value tile,
     b.setInsertionPointAfter(waitAfter);
   else
     b.setInsertionPoint(store->getBlock()->getTerminator());
-  tilegpu::BulkWaitOp::create(b, loc, buffer);
+  tilegpu::BulkWaitOp::create(b, loc, buffer, onlyWritten(func, array));
   Value stored = store.getValue();
   store.erase();
   // The batch's reshape (and the truncation in front of it) of the tile.

@@ -422,7 +422,7 @@ struct BulkWaitPattern : OpConversionPattern<tilegpu::BulkWaitOp> {
   matchAndRewrite(tilegpu::BulkWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), /*group=*/0,
-                                         /*read=*/UnitAttr());
+                                         op.getReadAttr());
     barrier(rewriter, op.getLoc());
     rewriter.eraseOp(op);
     return success();

@@ -327,9 +327,12 @@ def TileGpu_BulkWaitOp : TileGpu_Op<"bulk_wait",
     Returns once every `tilegpu.bulk_reduce_add` or `tilegpu.bulk_store`
     this thread issued has completed (cp.async.bulk.wait_group 0), then
     passes a barrier of the threads that run it: `buffer`, the copies'
-    source, may then serve anything else.
+    source, may then serve anything else. With `read`, it returns as soon
+    as the copies have read `buffer` (cp.async.bulk.wait_group.read 0),
+    their writes perhaps still on the way: for an array the kernel does
+    not read back.
   }];
-  let arguments = (ins TileGpu_SharedBuffer:$buffer);
+  let arguments = (ins TileGpu_SharedBuffer:$buffer, UnitAttr:$read);
   let assemblyFormat = [{
     $buffer attr-dict `:` qualified(type($buffer))
   }];

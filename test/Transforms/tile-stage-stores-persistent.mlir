@@ -7,7 +7,8 @@
 // O goes by TMA through Q's buffer instead (FlashAttention-3's epilogue):
 // Q's last reader (the tile's last S wgmma) is done before the barrier
 // after the key loop, and the next tile's Q copy comes after a barrier;
-// the copy is waited for before the tile loop's body ends. The store of
+// the copy is waited for before the tile loop's body ends (until it has
+// read the buffer: the kernel never reads O). The store of
 // a batch of one, (1, BM, D), takes a 3-d map of 1 x 64 x 64 boxes.
 // CHECK-LABEL: func.func @attention_persistent(
 // CHECK-SAME: %[[MAP:[^:]*]]: !tilegpu.tensor_map<1x64x64xf16, swizzle = 128> {tilegpu.tensor_map_of = #tilegpu.tensor_map_of<array = 3>}
@@ -24,7 +25,7 @@
 // CHECK:   %[[O:.*]] = arith.truncf %{{.*}} : tensor<128x128xf32, #mma> to tensor<128x128xf16, #mma>
 // CHECK:   tilegpu.bulk_store %[[O]] through %[[Q]] into %[[MAP]][%{{.*}}, %{{.*}}, %{{.*}}] {inner_axis = 1 : i64, outer_dim = 1 : i64}
 // CHECK-NOT: tile.store
-// CHECK:   tilegpu.bulk_wait %[[Q]]
+// CHECK:   tilegpu.bulk_wait %[[Q]] {read}
 // CHECK-NEXT: scf.yield
 #blocked = #tile.blocked<{sizePerThread = [1, 1, 4], threadsPerWarp = [1, 1, 32], warpsPerCTA = [1, 8, 1], order = [2, 1, 0]}>
 #mma = #tile.mma<{version = 2, warpsPerCTA = [8, 1]}>
