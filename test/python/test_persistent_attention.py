@@ -65,8 +65,9 @@ def test_persistent_attention_fits_on_sm90(tmp_path, d):
 @pytest.mark.parametrize("group", [1, 2])
 @pytest.mark.parametrize("gpu_blocks", [(128, 64, 64), (128, 128, 64), (128, 128, 128)])
 def test_persistent_attention_matches_float64(causal, group, gpu_blocks):
-    """Five blocks walk 2 heads x L/BM query blocks (several tiles each);
-    GQA with two query heads per K/V head. On the GPU (BM, BN, D) as
+    """Five blocks walk 6 heads x L/BM query blocks (several tiles each;
+    causal: a section of 4 heads, then a short one of 2); GQA with two
+    query heads per K/V head. On the GPU (BM, BN, D) as
     `gpu_blocks`: bench's 128 x 128 blocks rotate the key loop tile by tile
     at d 64 (three ring slots), not at d 128 (two)."""
     dev = Device()
@@ -75,7 +76,7 @@ def test_persistent_attention_matches_float64(causal, group, gpu_blocks):
         pytest.skip("the CPU runs one small shape")
     L, (bm, bn, d) = (512, gpu_blocks) if gpu else (96, (32, 16, 32))
     dtype = np.float16 if gpu else np.float32
-    heads = 4
+    heads = 6
     rng = np.random.default_rng(L + 7 * causal + group)
     q = rng.standard_normal((heads, L, d)).astype(dtype)
     k, v = (rng.standard_normal((heads // group, L, d)).astype(dtype) for _ in range(2))
