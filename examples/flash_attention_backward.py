@@ -253,8 +253,12 @@ def forward(dev, q, k, v, causal, bm, bn, out_dtype=np.float32):
 # same process, H100, 2026-12-06 (docs/performance.md): B4 H32 L4096 +2.0%
 # (causal +3.0%); B1 H32 L16384 causal -1.7%, +3.6%, +3.7%, +3.2% in four
 # runs, non-causal -5.5%, +1.7%, 0.0%, -0.3% (that row moved 2% between two
-# copies of the same kernels). At d 64, and in bfloat16 (76-140 bytes),
-# ptxas spills that loop: those keep attention_dkdv. So does grouped-query
+# copies of the same kernels). At d 64 too since the plain wgmma fence
+# (BACKWARD_FENCE): same process, H100, 2026-12-07, B4 H32 L4096 D64 +5.0%
+# and +4.8% in two runs (0.91x -> 0.96x SDPA), causal -0.4%, +0.3% (its
+# loop spills 12 bytes, causal 76 and takes more registers than the plan).
+# In bfloat16 (76-140 bytes) ptxas spills that loop, and it measured 5-6%
+# slower (H100, 2026-12-07): bf16 keeps attention_dkdv. So does grouped-query
 # attention: same process, H100, 2026-12-06, B4 H32 Hkv 8 L4096 it lost 1.3%
 # (causal 3.7%, where its loop spills 20 bytes) against attention_dkdv.
 attention_dkdv_waits_in_place = attention_dkdv.replace_hints(ws_registers=(24, 240),
@@ -265,7 +269,7 @@ def dkdv_waits_in_place(d, dtype, group=1):
     """Whether backward() runs attention_dkdv_waits_in_place (with
     ROUND_P) for head dim `d`, inputs of `dtype` (NumPy's or torch's) and
     `group` query heads to a K/V head."""
-    return d == 128 and group == 1 and str(dtype) in ("float16", "torch.float16")
+    return d in (64, 128) and group == 1 and str(dtype) in ("float16", "torch.float16")
 
 
 def forward_blocks(d):

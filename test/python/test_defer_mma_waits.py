@@ -154,10 +154,10 @@ def test_defer_mma_waits_hint_is_checked():
         hinted.replace_hints(defer_mma_waits=np.array(["in-place", "in-place"]))
 
 
-def test_backward_waits_in_place_at_head_dim_128_in_float16():
-    """backward() picks attention_dkdv_waits_in_place at head dim 128 in
-    float16 without grouped K/V only (at d 64 and in bfloat16 ptxas spills
-    it, grouped it measured slower); asked for, it
+def test_backward_waits_in_place_at_head_dims_64_and_128_in_float16():
+    """backward() picks attention_dkdv_waits_in_place at head dims 64 and
+    128 in float16 without grouped K/V only (in bfloat16 ptxas spills it,
+    grouped it measured slower; d 256 takes other blocks); asked for, it
     runs on the CPU backend too, where the hint means nothing, and its
     gradients match float64 NumPy."""
     import numpy as np
@@ -167,7 +167,9 @@ def test_backward_waits_in_place_at_head_dim_128_in_float16():
     assert fab.dkdv_waits_in_place(128, "torch.float16")
     assert not fab.dkdv_waits_in_place(128, "torch.bfloat16")
     assert not fab.dkdv_waits_in_place(128, np.dtype(np.float32))
-    assert not fab.dkdv_waits_in_place(64, np.dtype(np.float16))
+    assert fab.dkdv_waits_in_place(64, np.dtype(np.float16))
+    assert not fab.dkdv_waits_in_place(256, np.dtype(np.float16))
+    assert not fab.dkdv_waits_in_place(64, "torch.bfloat16")
     assert not fab.dkdv_waits_in_place(128, np.dtype(np.float16), group=4)
     device = fab.Device()
     if device.backend != "cpu":
