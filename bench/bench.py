@@ -39,6 +39,9 @@ ATTENTION_PERSISTENT_UNTIED = K.attention_persistent.replace_hints()
 # ... and under TILE_MMA_OVERLAP=0 (tile-persistent-no-overlap: its key loop
 # not rotated, as before 2026-12-07).
 ATTENTION_PERSISTENT_NO_OVERLAP = K.attention_persistent.replace_hints()
+# The persistent kernel with the default 40/232 register split (as before
+# 2026-12-07; rows tile-persistent-40-232).
+ATTENTION_PERSISTENT_40_232 = K.attention_persistent.replace_hints(ws_registers=(40, 232))
 # The fixed matmul compiled under TILE_PREFETCH_TMAPS=1 (its rows:
 # tile-fixed-prefetch, beside tile-fixed).
 MATMUL_PREFETCH = K.matmul.replace_hints()
@@ -376,6 +379,7 @@ def run_attention(shapes, clusters=False):
                     ("tile-persistent-no-overlap", persistent(ATTENTION_PERSISTENT_NO_OVERLAP),
                      ("TILE_MMA_OVERLAP", "0")),
                     ("tile-pingpong", fixed(ATTENTION_PINGPONG), ("TILE_PING_PONG", "1")),
+                    ("tile-persistent-40-232", persistent(ATTENTION_PERSISTENT_40_232), None),
                     ("tile-persistent", persistent(K.attention_persistent), None)]:
                 entries.append((impl, with_env(*switch, launch) if switch else launch, check,
                                 None, poison))

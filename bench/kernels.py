@@ -287,7 +287,7 @@ def attention(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
     _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
 
 
-@tile.kernel
+@tile.kernel(ws_registers=(24, 240))  # attention's split
 def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Constant[int],
                          D: tile.Constant[int], CAUSAL: tile.Constant[bool],
                          GROUP: tile.Constant[int] = 1):
