@@ -5,7 +5,8 @@ that Nsight Compute can profile them side by side:
         --section SpeedOfLight --section Occupancy ... python3 bench/ncu_targets.py norms
 
 Arguments pick the groups: norms, matmul, cluster, attention, attention-d64,
-attention-fp8 (the e4m3 forward beside the f16 one), backward (default: norms and matmul; cluster is tile's matmul with and
+attention-fp8 (the e4m3 forward beside the f16 one), attention-persistent[-causal]
+(the one-tile forward beside the persistent one), backward (default: norms and matmul; cluster is tile's matmul with and
 without clusters of two; attention is tile's forward beside SDPA's at head
 dim 128, attention-d64 the same at 64, backward the
 dK/dV and dQ kernels of examples/flash_attention_backward.py beside SDPA's
@@ -88,6 +89,21 @@ def attention(D=128):
     torch.cuda.synchronize()
 
 
+def attention_persistent(causal):
+    """f16 B4 H32 L4096 D128: bench's one-tile forward beside the persistent
+    one (one block per SM walking the tiles), `causal` or not."""
+    Bz, H, L, D = 4, 32, 4096, 128
+    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for _ in range(REPEAT):
+        K.attention[(L // 128, Bz * H)](q, k, v, o, D ** -0.5, BM=128, BN=128, D=D,
+                                        CAUSAL=causal, GROUP=1)
+        K.attention_persistent[(sms,)](q, k, v, o, D ** -0.5, BM=128, BN=128, D=D,
+                                       CAUSAL=causal, GROUP=1)
+    torch.cuda.synchronize()
+
+
 def attention_fp8(D=128):
     """e4m3 B4 H32 L4096 head dim D, non-causal: examples/flash_attention_fp8.py
     (V transposed, O in f16) beside bench's f16 forward on the same shape."""
@@ -149,6 +165,8 @@ if __name__ == "__main__":
     for g in groups:
         {"norms": norms, "matmul": matmul, "cluster": cluster, "attention": attention,
          "attention-d64": lambda: attention(64), "attention-fp8": attention_fp8,
+         "attention-persistent": lambda: attention_persistent(False),
+         "attention-persistent-causal": lambda: attention_persistent(True),
          "backward": backward,
          "backward-fused": lambda: backward(fused=True),
          "backward-delayed": lambda: backward(fused=True, delayed=True)}[g]()
