@@ -83,8 +83,7 @@ def section_order(order, n_blocks, n_heads, LONGEST_LAST):
     in sections of CAUSAL_SECTION, and in a section the blocks with the
     most work (the last query blocks if LONGEST_LAST, else the first key
     blocks) of all its heads before any shorter one, so the short ones fill
-    the tail while the section's K and V stay in L2. Persistent kernels
-    pass their tile index."""
+    the tail while the section's K and V stay in L2."""
     span = CAUSAL_SECTION * n_blocks
     section = order // span
     rank = order - section * span
