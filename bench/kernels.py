@@ -321,12 +321,10 @@ def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Con
             a = pair % per_head
             first = 1 - i % 2  # the pair's long tile
             in_pair = min(max(2 * pairs - i, 0), 1)
-            qb = in_pair * (a + first * (n_mb - 1 - 2 * a)) + (1 - in_pair) * half
-            head = (in_pair * (pair // per_head)
-                    + (1 - in_pair) * ((i - 2 * pairs) * blocks + block))
-            # (Names of their own: the non-causal loop's mb and bh would be
-            # carried through this loop.)
-            _attention_tile(q, k, v, o, head, qb, head // GROUP, qk_scale, BM, BN, D, CAUSAL)
+            mb = in_pair * (a + first * (n_mb - 1 - 2 * a)) + (1 - in_pair) * half
+            bh = (in_pair * (pair // per_head)
+                  + (1 - in_pair) * ((i - 2 * pairs) * blocks + block))
+            _attention_tile(q, k, v, o, bh, mb, bh // GROUP, qk_scale, BM, BN, D, CAUSAL)
     else:
         for t in range(tile.bid(0), n_mb * heads, tile.num_blocks(0)):
             mb, bh = t % n_mb, t // n_mb

@@ -28,7 +28,7 @@ import sysconfig
 import textwrap
 import threading
 import types
-from collections import Counter
+from collections import defaultdict
 
 from .escapes import lower_escapes
 
@@ -67,12 +67,21 @@ UNDEF = _Undefined()
 
 
 def _loads(nodes):
-    c = Counter()
+    """Where each name is read in `nodes`: (line, column) of each read, or
+    None for a read inside a nested function (which may run at any time)."""
+    where = defaultdict(list)
+
+    def walk(node, nested):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            where[node.id].append(None if nested else (node.lineno, node.col_offset))
+        nested = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                             ast.Lambda))
+        for child in ast.iter_child_nodes(node):
+            walk(child, nested)
+
     for n in nodes:
-        for sub in ast.walk(n):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-                c[sub.id] += 1
-    return c
+        walk(n, False)
+    return where
 
 
 class _Stores(ast.NodeVisitor):
@@ -149,6 +158,15 @@ class _Stores(ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _span(*nodes):
+    """The source span of `nodes` and everything in them: an escape's guard
+    `if` takes the position of its first statement only."""
+    at = [(n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+          for node in nodes for n in ast.walk(node)
+          if getattr(n, "end_lineno", None) is not None]
+    return (min(a[:2] for a in at), max(a[2:] for a in at)) if at else None
+
+
 def _locate(tree, src):
     """Gives every node of `tree` that has no position the position of `src`
     (so new code reports the line and column of the code it replaces)."""
@@ -183,10 +201,16 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.counter = 0
         self.scope_loads = []
+        self.scope_loops = []  # per scope: the loops around the node visited
+        self.scope_ifs = []  # per scope: the spans of the ifs' two branches around it
 
     def visit_FunctionDef(self, node):
         self.scope_loads.append(_loads(node.body))
+        self.scope_loops.append([])
+        self.scope_ifs.append([])
         self.generic_visit(node)
+        self.scope_ifs.pop()
+        self.scope_loops.pop()
         self.scope_loads.pop()
         return node
 
@@ -194,7 +218,11 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Lambda(self, node):
         self.scope_loads.append(_loads([node.body]))
+        self.scope_loops.append([])
+        self.scope_ifs.append([])
         self.generic_visit(node)
+        self.scope_ifs.pop()
+        self.scope_loops.pop()
         self.scope_loads.pop()
         return node
 
@@ -234,9 +262,33 @@ class _Rewriter(ast.NodeTransformer):
         ast.copy_location(stmt, src)
         return _locate(stmt, src)
 
-    def _live(self, names, inside):
-        total = self.scope_loads[-1]
-        return tuple(total[n] > inside[n] for n in names)
+    def _live(self, names, node):
+        """Per name, whether it may be read after `node`: below it but not in
+        the other branch of an `if` around it, anywhere else in a loop
+        around it (the next iteration), or by a nested function. (Not
+        merely anywhere in the function: a loop would carry a name that only
+        another branch's loop reads, which keeps the kernel from warp
+        specialization.)"""
+        span = _span(node)
+        if span is None:
+            # Generated code without positions: read anywhere else.
+            inside = _loads([node])
+            return tuple(len(self.scope_loads[-1].get(n, ())) > len(inside.get(n, ()))
+                         for n in names)
+        loops = self.scope_loops[-1]
+        outer = _span(loops[0]) if loops else None
+        start, end = span
+        # The spans of the other branches of the ifs around `node`.
+        elsewhere = [other for branches in self.scope_ifs[-1]
+                     for mine, other in (branches, branches[::-1])
+                     if mine and mine[0] <= start and end <= mine[1] and other]
+
+        def read_after(name):
+            return any(at is None
+                       or (outer and outer[0] <= at < outer[1] and not start <= at < end)
+                       or (at >= end and not any(a <= at < b for a, b in elsewhere))
+                       for at in self.scope_loads[-1].get(name, ()))
+        return tuple(read_after(n) for n in names)
 
     def _loop_names(self, node, head):
         """(names the loop rebinds, their liveness after it), or None when the
@@ -245,11 +297,15 @@ class _Rewriter(ast.NodeTransformer):
         stores.visit(head)
         for stmt in node.body:
             stores.visit(stmt)
-        inside = _loads(node.body)
-        self.generic_visit(node)
-        if node.orelse or stores.escapes or stores.scoped or not self.scope_loads:
+        if not self.scope_loads:
+            self.generic_visit(node)
             return None
-        return stores.names, self._live(stores.names, inside)
+        self.scope_loops[-1].append(node)
+        self.generic_visit(node)
+        self.scope_loops[-1].pop()
+        if node.orelse or stores.escapes or stores.scoped:
+            return None
+        return stores.names, self._live(stores.names, node)
 
     def _loop_args(self, node, names, live, *fns):
         args = [*fns, self._grab(names, node), _const_tuple(names), _const_tuple(live)]
@@ -299,9 +355,13 @@ class _Rewriter(ast.NodeTransformer):
         stores = _Stores()
         for stmt in node.body + node.orelse:
             stores.visit(stmt)
-        inside = _loads(node.body + node.orelse)
         first_store = [_first_stores(node.body), _first_stores(node.orelse)]
+        if self.scope_ifs:
+            self.scope_ifs[-1].append(tuple(_span(*b) if b else None
+                                            for b in (node.body, node.orelse)))
         self.generic_visit(node)
+        if self.scope_ifs:
+            self.scope_ifs[-1].pop()
         if stores.escapes or stores.scoped or not self.scope_loads:
             return node
         names = stores.names
@@ -319,7 +379,7 @@ class _Rewriter(ast.NodeTransformer):
         call = ast.Call(func=_rt("if_", node),
                         args=[node.test, ast.Name(id=then_fn.name, ctx=ast.Load()), else_ref,
                               self._grab(names, node), _const_tuple(names),
-                              _const_tuple(self._live(names, inside)), lines_node],
+                              _const_tuple(self._live(names, node)), lines_node],
                         keywords=[])
         if getattr(node, "tile_guard", False):
             call.keywords.append(ast.keyword(arg="guard", value=ast.Constant(value=True)))

@@ -126,6 +126,42 @@ def test_loop_without_carried_values():
 
 
 @tile.kernel
+def same_names_in_two_branches(x, out, n, B: tile.Constant[int], FIRST: tile.Constant[bool]):
+    # `k2` and `t` are bound in the loop of each trace-time branch and read
+    # only there: neither loop carries them (each reads the other's only).
+    if FIRST:
+        for k in range(n):
+            k2 = k * 2
+            t = tile.load(x, index=(k2,), shape=(B,))
+            tile.store(out, index=(k2,), tile=t)
+    else:
+        for k in range(n):
+            k2 = k * 2 + 1
+            t = tile.load(x, index=(k2,), shape=(B,))
+            tile.store(out, index=(k2,), tile=t * 2.0)
+
+
+@tile.kernel
+def read_below_the_loop(x, out, n, B: tile.Constant[int]):
+    for k in range(n):
+        last = tile.load(x, index=(k,), shape=(B,))
+    tile.store(out, index=(0,), tile=last)
+
+
+def test_a_name_read_only_in_another_branch_is_not_carried():
+    for first in (True, False):
+        ir = trace(same_names_in_two_branches, F32, F32, 4, B=16, FIRST=first)
+        (head,) = scf_for_lines(ir)
+        assert "iter_args" not in head, head
+
+
+def test_a_name_read_below_the_loop_is_carried():
+    (head,) = scf_for_lines(trace(read_below_the_loop, F32, F32, 4, B=16))
+    assert "iter_args" in head and "tensor<16xf32>" in head
+
+
+
+@tile.kernel
 def mma_loop(a, b, out, K, BM: tile.Constant[int], BN: tile.Constant[int],
              BK: tile.Constant[int]):
     pm, pn = tile.bid(0), tile.bid(1)

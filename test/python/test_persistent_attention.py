@@ -48,7 +48,9 @@ def test_persistent_attention_fits_on_sm90(tmp_path, d):
         q_slot = re.search(re.escape(q_buffer.group(1)) + r" = tilegpu.slot (%\w+)", consumer)
         assert re.search(r"tilegpu.bulk_store %\w+ through " + re.escape(q_slot.group(1)) + " ",
                          consumer)
-    assert "nvvm.setmaxregister  decrease 24" in producer  # the kernel's 24/240
+    # Warp-specialized (the kernel's 24/240 split): its causal and
+    # non-causal loops both bind mb and bh, and neither carries them.
+    assert "nvvm.setmaxregister  decrease 24" in producer
     assert producer.count("tilegpu.tma_load") == 2  # K and V, for every tile
     # Q: copied by the consumers once a tile, waited on with the tile's parity.
     q_wait = re.search(r"tilegpu.mbarrier_wait (%\d+)\[%\w+\], (%\w+) : "
