@@ -30,8 +30,21 @@ def binary_digest(compiled):
     return hashlib.sha256(code if isinstance(code, bytes) else code.encode()).hexdigest()[:12]
 
 
+def tuned_choice(tuned):
+    """(the autotuner's last choice, its readings of every config for that
+    choice's key, {config: ms}), for the row: a choice that looks wrong in
+    the table can be checked against what the tuner measured."""
+    key = list(tuned.cache)[-1] if tuned.cache else None  # the latest choice's
+    timings = tuned.configs_timings.get(key) or {}  # (none when loaded from disk)
+    return str(tuned.best_config), {str(c): round(ms, 4) for c, ms in timings.items()}
+
+
 def record(problem, impl, ms, flops=None, nbytes=None, err=None, config=None):
     r = {"problem": problem, "impl": impl, "ms": ms}
+    if isinstance(config, tuple):
+        config, readings = config
+        if readings:
+            r["tuner_ms"] = readings
     if config is not None:
         r["config"] = config
     if flops:
@@ -52,7 +65,7 @@ def attempt(problem, impl, fn, check, flops=None, nbytes=None, tuned=None):
         fn()
         torch.cuda.synchronize()
         check()
-        config = str(tuned.best_config) if tuned is not None else None
+        config = tuned_choice(tuned) if tuned is not None else None
         record(problem, impl, bench(fn), flops, nbytes, config=config)
     except Exception as e:  # noqa: BLE001 - the table shows what failed
         record(problem, impl, float("nan"), err=f"{type(e).__name__}: {str(e)[:300]}")
@@ -123,7 +136,7 @@ def contest(problem, entries, flops=None, nbytes=None):
             fn()
             torch.cuda.synchronize()
             check()
-            live.append((impl, fn, str(tuned.best_config) if tuned is not None else None))
+            live.append((impl, fn, tuned_choice(tuned) if tuned is not None else None))
         except Exception as ex:  # noqa: BLE001 - the table shows what failed
             record(problem, impl, float("nan"), err=f"{type(ex).__name__}: {str(ex)[:300]}")
     best = None
