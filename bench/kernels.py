@@ -315,8 +315,8 @@ def attention_persistent(q, k, v, o, scale, BM: tile.Constant[int], BN: tile.Con
         pairs = max(tile.cdiv(half * heads - block, blocks), 0)
         singles = max(tile.cdiv((n_mb % 2) * heads - block, blocks), 0)
         for i in range(2 * pairs + singles):
-            # Arithmetic, not conditional expressions: scf.if's in front of
-            # the key loop would keep the kernel from warp specialization.
+            # (As arithmetic; conditional expressions compile to the same
+            # schedule: test/python/persistent_ifexp_kernels.py.)
             pair = (i // 2) * blocks + block
             a = pair % per_head
             first = 1 - i % 2  # the pair's long tile

@@ -310,7 +310,9 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::mlir::ModuleOp"> {
     waited for) in the body of a persistent `scf.for` is split the same
     way; the other barriers of the body (Q's, which the consumers copy
     once a tile) move before the loop too, and their waits take the
-    tile's parity.
+    tile's parity. The producer computes the side-effect-free part of the
+    body its copies read (the tile's indices), `scf.if`s of conditional
+    expressions included.
     A kernel asking for thread-block clusters (`tile.num_ctas` >= 2) gets
     a producer for its ring whatever `rings` says (tile-cluster-multicast
     needs its barriers).

@@ -412,10 +412,16 @@ std::optional<PersistentLoop> matchPersistent(TmaRing &ring,
     if (!def || def->getBlock() != body || llvm::is_contained(p.setup, def) ||
         slice.contains(def))
       continue;
-    if (!isMemoryEffectFree(def) || def->getNumRegions())
+    // (An op with regions, such as the scf.if of a conditional expression
+    // on the tile index, is cloned whole, with what its regions read.)
+    if (!isMemoryEffectFree(def))
       return std::nullopt;
     slice.insert(def);
     llvm::append_range(wanted, def->getOperands());
+    def->walk([&](Operation *nested) {
+      if (nested != def)
+        llvm::append_range(wanted, nested->getOperands());
+    });
   }
   p.producerOps = slice.takeVector();
   llvm::sort(p.producerOps,

@@ -1,17 +1,18 @@
 """bench's `attention_persistent` (issue 19): attention with one block per
-SM walking the (head, query block) tiles, causal ones longest first, as
-FlashAttention-3 schedules them; a user's loop around the K/V loop.
+SM walking the (head, query block) tiles, causal ones in pairs of a head's
+longest and shortest query blocks; a user's loop around the K/V loop.
 
-Without a GPU: the sm_90 kernel fits in shared memory (the K/V ring stays
-live across the walk, so the epilogue's scratch cannot reuse it: the ring
-keeps two slots, where the one-tile kernel takes three; with three the
-kernel asked for 295936 bytes at D 128 and could not launch); a producer
-warpgroup walks the tiles beside the consumers (tile-warp-specialize) and
-fills the ring for the next tile while they finish this one; Q's barrier
-waits on the tile's parity; ptxas reports no spills. Numbers against
-float64 on whatever backend runs kernels, with fewer blocks than tiles."""
+Without a GPU: the sm_90 kernel fits in shared memory with three ring
+slots (O leaves by TMA through Q's buffer); a producer warpgroup walks the
+tiles beside the consumers (tile-warp-specialize) and fills the ring for
+the next tile while they finish this one, also when the tile order is
+written with conditional expressions (persistent_ifexp_kernels.py); Q's
+barrier waits on the tile's parity; ptxas reports no spills. Numbers
+against float64 on whatever backend runs kernels, with fewer blocks than
+tiles."""
 
 import math
+import os
 import re
 
 import numpy as np
@@ -93,3 +94,44 @@ def test_persistent_attention_matches_float64(causal, group, gpu_blocks):
     want = _reference(q, np.repeat(k, group, axis=0), np.repeat(v, group, axis=0), scale,
                       causal)
     assert_close(got, want, rtol=tol, atol=tol)
+
+
+def _ifexp_kernels():
+    import persistent_ifexp_kernels
+    return persistent_ifexp_kernels
+
+
+@needs_sm90
+def test_conditional_expressions_in_front_of_the_key_loop_keep_the_producer(tmp_path):
+    """The causal order as conditional expressions: scf.if's yielding the
+    tile's head and block. The producer computes them itself (it clones
+    side-effect-free ops with regions), so the kernel stays
+    warp-specialized and its key loop rotated."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "persistent_ifexp_kernels.py")
+    sig = ", ".join(["f16[128,4096,128]"] * 4) + ", f32"
+    args = [here + "::attention_persistent_ifexp", "--args", sig, "-D", "BM=128", "-D",
+            "BN=128", "-D", "D=128", "--target", "sm_90"]
+    assert "scf.if" in run_tilec(args + ["--emit", "tile"], tmp_path).stdout
+    pipelined = run_tilec(args + ["--emit", "pipelined"], tmp_path).stdout
+    # (The producer's own scf.if's have else branches: split at setmaxnreg.)
+    roles = pipelined.split("nvvm.setmaxregister  decrease 24", 1)[1]
+    producer, consumer = roles.split("nvvm.setmaxregister  increase 240", 1)
+    assert producer.count("tilegpu.tma_load") == 2 and "scf.if" in producer
+    assert "in_flight" in consumer
+
+
+@pytest.mark.numerics
+def test_conditional_expression_order_matches_float64():
+    dev = Device()
+    gpu = dev.backend == "cuda"
+    L, (bm, bn, d) = (640, (128, 128, 64)) if gpu else (96, (32, 16, 32))
+    dtype = np.float16 if gpu else np.float32
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((6, L, d)).astype(dtype) for _ in range(3))
+    out = dev.poisoned((6, L, d), dtype)
+    scale = 1.0 / math.sqrt(d)
+    _ifexp_kernels().attention_persistent_ifexp[(5,)](dev.put(q), dev.put(k), dev.put(v), out,
+                                                      scale, BM=bm, BN=bn, D=d)
+    tol = 2e-2 if gpu else 1e-4
+    assert_close(dev.get(out), _reference(q, k, v, scale, True), rtol=tol, atol=tol)
