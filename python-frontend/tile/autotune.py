@@ -386,6 +386,15 @@ class Autotuner:
         binaries, twins = {}, {}
         progress = _Progress(self.__name__, len(pairs))
         try:
+            # Every config compiles before any is timed: a compile leaves the
+            # GPU idle for a second or more, and a config timed right after
+            # one would start on lowered clocks (a failure is reported by
+            # its timing, which compiles again).
+            for i, cfg in pairs:
+                try:
+                    self._variant(i).compile(*args, **cfg.kwargs, **kwargs)
+                except TileError:
+                    pass
             for n, (i, cfg) in enumerate(pairs):
                 progress.update(n)
                 try:
