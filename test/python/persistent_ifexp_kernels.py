@@ -3,18 +3,15 @@ conditional expressions on runtime values (scf.if's in front of the key
 loop), as a user would write it first: test_persistent_attention.py checks
 that tile-warp-specialize still gives it a producer (which computes those
 scf.if's itself) and that it matches float64."""
-import importlib.util
 import os
 import sys
 
 import tile
 
-_BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "bench", "kernels.py")
-sys.path.insert(0, os.path.dirname(_BENCH))
-_spec = importlib.util.spec_from_file_location("bench_kernels_ifexp", _BENCH)
-_K = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_K)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tilehelp import load_script  # noqa: E402
+
+_attention_tile = load_script("bench", "kernels.py")["_attention_tile"]
 
 
 @tile.kernel(ws_registers=(24, 240))
@@ -35,5 +32,5 @@ def attention_persistent_ifexp(q, k, v, o, scale, BM: tile.Constant[int],
         a = pair % per_head
         mb = (n_mb - 1 - a if i % 2 == 0 else a) if i < 2 * pairs else half
         bh = pair // per_head if i < 2 * pairs else (i - 2 * pairs) * blocks + block
-        _K._attention_tile(q, k, v, o, bh, mb, bh // GROUP, scale * 1.4426950408889634,
-                           BM, BN, D, True)
+        _attention_tile(q, k, v, o, bh, mb, bh // GROUP, scale * 1.4426950408889634,
+                        BM, BN, D, True)
