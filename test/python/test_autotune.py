@@ -63,25 +63,31 @@ def test_best_config_is_chosen_and_hits_skip_tuning():
     assert k.tuning_count == 1 and k._variants[1].compile_count == compiles
 
 
-def test_close_leaders_are_timed_again_and_an_unlucky_first_reading_does_not_decide():
-    # A timer scripted per config (pre_hook names the config being run): the
-    # truly fastest config reads 4% slow the first time, as a GPU median can
-    # (clocks, another tenant); the second-best reads true every time. One
-    # pass would keep the second; the confirmation round finds the first.
+def _scripted(true_ms, unlucky, first_factor):
+    """Configs named as `true_ms`'s keys (in order) and a timer scripted per
+    config (each config's pre_hook names the one being run): every reading
+    is the config's true time but the first of `unlucky`, `first_factor`
+    times it. Returns (configs, timer, reads per name)."""
     current, reads = [None], {}
-    true_ms = {"fast": 1.00, "close": 1.02, "slow": 2.0}
 
     def hook(name):
         return lambda named: current.__setitem__(0, name)
-    configs = [tile.Config({"REPS": 1, "BLOCK": 64}, pre_hook=hook("fast")),
-               tile.Config({"REPS": 2, "BLOCK": 64}, pre_hook=hook("close")),
-               tile.Config({"REPS": 3, "BLOCK": 64}, pre_hook=hook("slow"))]
+    configs = [tile.Config({"REPS": r, "BLOCK": 64}, pre_hook=hook(name))
+               for r, name in enumerate(true_ms, 1)]
 
     def timer(fn):
         fn()
         name = current[0]
         reads[name] = reads.get(name, 0) + 1
-        return true_ms[name] * (1.04 if name == "fast" and reads[name] == 1 else 1.0)
+        return true_ms[name] * (first_factor if name == unlucky and reads[name] == 1 else 1.0)
+    return configs, timer, reads
+
+
+def test_close_leaders_are_timed_again_and_an_unlucky_first_reading_does_not_decide():
+    # The truly fastest config reads 4% slow the first time, as a GPU median
+    # can (clocks, another tenant); the second-best reads true every time.
+    # One pass would keep the second; the confirmation round finds the first.
+    configs, timer, reads = _scripted({"fast": 1.00, "close": 1.02, "slow": 2.0}, "fast", 1.04)
     k = make(configs, do_bench=timer)
     _run(k)
     assert k.best_config is configs[0]
@@ -95,20 +101,7 @@ def test_a_config_within_10_percent_of_the_fastest_reading_is_timed_again():
     # configs within 10% of the fastest first reading are all timed again,
     # so the truly fastest one, whose first reading came 7.6% above the
     # other's (13% above its own), still wins.
-    current = [None]
-    reads = {}
-    true_ms = {"fast": 1.00, "close": 1.05}
-
-    def hook(name):
-        return lambda named: current.__setitem__(0, name)
-    configs = [tile.Config({"REPS": 1, "BLOCK": 64}, pre_hook=hook("close")),
-               tile.Config({"REPS": 2, "BLOCK": 64}, pre_hook=hook("fast"))]
-
-    def timer(fn):
-        fn()
-        name = current[0]
-        reads[name] = reads.get(name, 0) + 1
-        return true_ms[name] * (1.13 if name == "fast" and reads[name] == 1 else 1.0)
+    configs, timer, reads = _scripted({"close": 1.05, "fast": 1.00}, "fast", 1.13)
     k = make(configs, do_bench=timer)
     _run(k)
     assert k.confirmed_count == 1 and reads == {"fast": 4, "close": 4}
