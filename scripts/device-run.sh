@@ -3,11 +3,19 @@
 # carried: the GPU test suite, the examples and the benchmarks, results to $OUT.
 # Usage: bash scripts/device-run.sh [tests|examples|bench|all] [bench args...]
 #        bash scripts/device-run.sh python SCRIPT [args...]  (e.g. bench/sweep_backward.py)
+#        bash scripts/device-run.sh attention  (issue 19's acceptance in one call:
+#          the attention rows of every shape, then the GPU suite on 14 workers)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tile-out}
 mkdir -p "$OUT"
 what=${1:-all}; shift || true
+if [[ $what == attention ]]; then
+  # About 150 s of bench, then about 190 s of tests on an H100.
+  BENCH_TIMEOUT=${BENCH_TIMEOUT:-240} bash "$0" bench --only attention,attention-bwd \
+    --impls tile,tile-persistent,tile-fp8 || true
+  TEST_WORKERS=${TEST_WORKERS:-14} TEST_TIMEOUT=${TEST_TIMEOUT:-240} exec bash "$0" tests
+fi
 [ -d bundle ] || tar xJf bundle.tar.xz
 cp bundle/python/tile/_tile*.so python-frontend/tile/
 export PYTHONPATH=$PWD/python-frontend PYTHONUNBUFFERED=1 TILE_BACKEND=cuda
