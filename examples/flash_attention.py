@@ -68,23 +68,18 @@ CAUSAL_SECTION = 4
 
 def block_and_head(CAUSAL, LONGEST_LAST):
     """This program's (block, head) of a (blocks, heads) grid. Causal:
-    longest first, as FlashAttention-3 schedules it (section_order). An
-    H200, 2026-12-06, against longest first head by head: forward D128 +2%,
-    dQ +1.7%, dK/dV +2.5%, grouped-query dK/dV +17%; across all heads at
-    once (no sections) the forward lost 9% (K and V no longer fit in L2)."""
+    longest first, as FlashAttention-3 schedules it: the heads in sections
+    of CAUSAL_SECTION, and in a section the blocks with the most work
+    (the last query blocks if LONGEST_LAST, else the first key blocks) of
+    all its heads before any shorter one, so the short ones fill the grid's
+    tail while the section's K and V stay in L2. An H200, 2026-12-06,
+    against longest first head by head: forward D128 +2%, dQ +1.7%, dK/dV
+    +2.5%, grouped-query dK/dV +17%; across all heads at once (no
+    sections) the forward lost 9% (K and V no longer fit in L2)."""
     if not CAUSAL:  # a Constant: decided while tracing
         return tile.bid(0), tile.bid(1)
     n_blocks, n_heads = tile.num_blocks(0), tile.num_blocks(1)
-    return section_order(tile.bid(1) * n_blocks + tile.bid(0), n_blocks, n_heads, LONGEST_LAST)
-
-
-def section_order(order, n_blocks, n_heads, LONGEST_LAST):
-    """The (block, head) that runs order-th of n_blocks x n_heads: the heads
-    in sections of CAUSAL_SECTION, and in a section the blocks with the
-    most work (the last query blocks if LONGEST_LAST, else the first key
-    blocks) of all its heads before any shorter one, so the short ones fill
-    the tail while the section's K and V stay in L2."""
-    span = CAUSAL_SECTION * n_blocks
+    order, span = tile.bid(1) * n_blocks + tile.bid(0), CAUSAL_SECTION * n_blocks
     section = order // span
     rank = order - section * span
     # Heads in this section: CAUSAL_SECTION but in a short last one.
