@@ -175,12 +175,18 @@ TEST_F(CudaModuleTest, DefaultStreamContext) {
 }
 
 TEST_F(CudaModuleTest, LargeSharedMemoryOptsIn) {
-  CudaModule module(driver, "k", "k", 100 * 1024);
   LaunchConfig config;
+  CudaModule small(driver, "k", "k", 0);
+  small.launch(config, stream(0), nullptr);
+  EXPECT_EQ(counter("fake_cuda_carveout"), -1); // L1 as the driver likes
+
+  CudaModule module(driver, "k", "k", 100 * 1024);
   config.sharedMem = 100 * 1024;
   module.launch(config, stream(0), nullptr);
   EXPECT_EQ(counter("fake_cuda_shared_attribute"), 100 * 1024);
-  EXPECT_EQ(counter("fake_cuda_launches"), 1);
+  // The most shared memory an SM can give, so that two such blocks fit.
+  EXPECT_EQ(counter("fake_cuda_carveout"), 100);
+  EXPECT_EQ(counter("fake_cuda_launches"), 2);
 
   CudaModule tooBig(driver, "k", "k", 300 * 1024);
   config.sharedMem = 300 * 1024;

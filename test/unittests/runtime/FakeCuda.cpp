@@ -51,6 +51,7 @@ struct Record {
   int paramCount = 0;
   std::vector<uint64_t> params; // 8 bytes read through each pointer
   int sharedAttribute = -1;
+  int carveout = -1;             // its preferred shared memory carveout
   unsigned clusterDim = 1;      // cuLaunchKernelEx's cluster, axis 0
   bool programmatic = false;    // its programmatic stream serialization
   double clockMs = 0;                  // the fake GPU clock
@@ -191,6 +192,13 @@ API CUresult cuModuleGetFunction(Function **fn, Module *module,
   return 0;
 }
 API CUresult cuFuncSetAttribute(Function *fn, int attr, int value) {
+  if (attr == 9) { // the preferred shared memory carveout, in percent
+    if (value < -1 || value > 100)
+      return 1;
+    std::lock_guard<std::mutex> lock(mutex);
+    record.carveout = value;
+    return 0;
+  }
   if (attr != 8 || value > 227 * 1024)
     return 1;
   fn->maxDynamicShared = value;
@@ -371,6 +379,7 @@ API int fake_cuda_launches() { return record.launches; }
 API int fake_cuda_retains() { return record.retains; }
 API int fake_cuda_launch_device() { return record.launchDevice; }
 API int fake_cuda_shared_attribute() { return record.sharedAttribute; }
+API int fake_cuda_carveout() { return record.carveout; }
 API unsigned fake_cuda_grid(int d) { return record.grid[d]; }
 API unsigned fake_cuda_block(int d) { return record.block[d]; }
 API unsigned fake_cuda_shared() { return record.shared; }
