@@ -57,9 +57,9 @@ CUfunction CudaModule::function(CUcontext ctx) {
   // one block of a kernel sized for two an SM (64-row attention blocks at
   // 105 KB each): ask for the most shared memory, as Triton does past 48 KB.
   if (r == CUDA_SUCCESS && sharedMem > kDefaultSharedLimit)
-    r = cu.cuFuncSetAttribute(fn,
-                              CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                              CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+    r = cu.cuFuncSetAttribute(
+        fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+        CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
   if (r != CUDA_SUCCESS) {
     std::string why = driver.describe(r);
     cu.cuModuleUnload(module);

@@ -51,7 +51,7 @@ struct Record {
   int paramCount = 0;
   std::vector<uint64_t> params; // 8 bytes read through each pointer
   int sharedAttribute = -1;
-  int carveout = -1;             // its preferred shared memory carveout
+  int carveout = -1;            // its preferred shared memory carveout
   unsigned clusterDim = 1;      // cuLaunchKernelEx's cluster, axis 0
   bool programmatic = false;    // its programmatic stream serialization
   double clockMs = 0;                  // the fake GPU clock
