@@ -414,7 +414,8 @@ class Kernel:
             if dep is None:
                 dep = Kernel(self.fn, num_warps=self.num_warps, backend=self.backend,
                              num_stages=self.num_stages, ws_registers=self.ws_registers,
-                             defer_mma_waits=self.defer_mma_waits, **self.hints)
+                             defer_mma_waits=self.defer_mma_waits,
+                             tied_wgmma_fence=self.tied_wgmma_fence, **self.hints)
                 dep._launches_dependent = True
                 self._dependent_kernel = dep
         return dep

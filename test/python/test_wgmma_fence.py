@@ -97,5 +97,7 @@ def test_tied_wgmma_fence_hint_is_checked():
     assert hinted.replace_hints(num_stages=2).tied_wgmma_fence is False
     assert hinted.codegen_hint_options() == {"tied_fence": False}
     assert hinted.replace_hints(tied_wgmma_fence=None).codegen_hint_options() == {}
+    # Launched as a programmatic dependent launch, it compiles with the same fence.
+    assert hinted._dependent().codegen_hint_options() == {"tied_fence": False}
     with pytest.raises(TileValueError, match="tied_wgmma_fence must be"):
         hinted.replace_hints(tied_wgmma_fence="no")
