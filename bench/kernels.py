@@ -416,9 +416,14 @@ matmul_tuned = tile.autotune(configs=MATMUL_SPACE, key=["a", "b", "c"])(matmul)
 # Plus 64-row blocks in twos on an SM: one consumer warpgroup, 24/232
 # registers (.maxnreg 128) and 3 slots (105 KB at D 64), as cuDNN runs D 64
 # (64x128 blocks of one warpgroup); unmeasured when added (2026-12-06).
+# And 128x128 blocks whose consumer warpgroups take turns at their wgmmas
+# (ping_pong): on an H100 (2026-12-07, same process, TILE_PING_PONG=1)
+# +1.5-2% on the causal D128 rows, 0.5-2% slower on the others: the tuner
+# picks per key.
 ATTENTION_SPACE = tile.autotune_configs.attention(128, num_stages=(0, 3)) + \
     tile.autotune_configs.attention(128, block_m=(64,), block_n=(128,), num_stages=(3,),
-                                    ws_registers=((24, 232),))
+                                    ws_registers=((24, 232),)) + \
+    tile.autotune_configs.attention(128, block_m=(128,), block_n=(128,), ping_pong=(True,))
 attention_tuned = tile.autotune(configs=ATTENTION_SPACE,
                                 key=["q", "k", "D", "CAUSAL", "GROUP"])(attention)
 

@@ -35,12 +35,12 @@ from . import interop
 from . import tuning_cache
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
                      TileValueError, user_location)
-from .hints import check_num_stages, check_ws_registers
+from .hints import check_num_stages, check_ping_pong, check_ws_registers
 from .kernel import Kernel
 
 __all__ = ["Config", "autotune", "Autotuner"]
 
-_HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas", "ws_registers")
+_HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas", "ws_registers", "ping_pong")
 _MAX_RUNS = 1000  # timed runs per config at most
 # Each timed GPU run starts after a memset of this much scratch memory (more
 # than any L2), as Triton's do_bench: cold caches for every config, and the
@@ -68,12 +68,12 @@ _TIE_WITHIN = 0.005
 
 class Config:
     """One point of a search: Constants by name (`kwargs`) and kernel hints
-    (`num_warps`, `num_stages`, `occupancy`, `num_ctas`, `ws_registers`;
-    None keeps the kernel's own). `pre_hook(named_args)`, when given, runs before each of
+    (`num_warps`, `num_stages`, `occupancy`, `num_ctas`, `ws_registers`,
+    `ping_pong`; None keeps the kernel's own). `pre_hook(named_args)`, when given, runs before each of
     this config's launches (timed or not)."""
 
     def __init__(self, kwargs=None, *, num_warps=None, num_stages=None, occupancy=None,
-                 num_ctas=None, ws_registers=None, pre_hook=None):
+                 num_ctas=None, ws_registers=None, ping_pong=None, pre_hook=None):
         kwargs = dict(kwargs or {})
         for name in kwargs:
             if not isinstance(name, str) or not name.isidentifier():
@@ -89,6 +89,8 @@ class Config:
         self.occupancy = occupancy
         self.num_ctas = num_ctas
         self.ws_registers = check_ws_registers(ws_registers)
+        check_ping_pong(ping_pong)
+        self.ping_pong = ping_pong
         self.pre_hook = pre_hook
 
     def hints(self):

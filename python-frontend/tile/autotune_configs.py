@@ -66,16 +66,21 @@ def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_
 
 
 def attention(head_dim, dtype="float16", *, block_m=(64, 128), block_n=(64, 128),
-              num_stages=(0,), ws_registers=(None,), shared_memory=SHARED_MEMORY_BYTES):
+              num_stages=(0,), ws_registers=(None,), ping_pong=(None,),
+              shared_memory=SHARED_MEMORY_BYTES):
     """Configs for a flash-attention loop: Q (BM x D) stays, K and V
     (BN x D) tiles stream through the ring. `ws_registers`: the (producer,
     consumer) setmaxnreg splits to try (None: the kernel's own); (24, 232)
-    with BM 64 lets two blocks share an SM's registers."""
+    with BM 64 lets two blocks share an SM's registers. `ping_pong`: the
+    consumer warpgroups taking turns at their wgmmas or not (None: the
+    kernel's own)."""
     size = _itemsize(dtype)
     out = []
-    for bm, bn, stages, split in itertools.product(block_m, block_n, num_stages, ws_registers):
+    for bm, bn, stages, split, turns in itertools.product(block_m, block_n, num_stages,
+                                                          ws_registers, ping_pong):
         ring = (stages or _CHOSEN_STAGES) * 2 * bn * head_dim * size
         if bm * head_dim * size + ring > shared_memory:
             continue
-        out.append(Config(dict(BM=bm, BN=bn), num_stages=stages or None, ws_registers=split))
+        out.append(Config(dict(BM=bm, BN=bn), num_stages=stages or None, ws_registers=split,
+                          ping_pong=turns))
     return out

@@ -234,7 +234,8 @@ def codegen_switches():
     such a kernel: the producer keeps P registers per thread, the consumers
     ask for C; default 40,232; FlashAttention-3 uses 24,240 with two
     consumer warpgroups), TILE_PING_PONG=1 (the
-    consumer warpgroups take turns at attention's wgmmas), TILE_MMA_OVERLAP=0
+    consumer warpgroups take turns at attention's wgmmas; a kernel's
+    ping_pong hint wins), TILE_MMA_OVERLAP=0
     (attention's softmax no longer runs beside the previous iteration's P V:
     tile-overlap-mma-chain), TILE_LATE_OPS_FIRST=1 (in that overlap, O's
     rescale runs before S_j is issued, not while it is in flight, where

@@ -243,7 +243,7 @@ def _with_kernel_attr(ir_text, name, value):
 
 
 # -- tile's own code generation hints (num_stages, ws_registers,
-# defer_mma_waits, tied_wgmma_fence): checked here, acted on by the
+# defer_mma_waits, tied_wgmma_fence, ping_pong): checked here, acted on by the
 # compiler's options.
 
 MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
@@ -279,11 +279,20 @@ def check_defer_mma_waits(value):
                              f"got {value!r}", location=user_location())
 
 
+def _check_optional_bool(name, value):
+    if not (value is None or value is False or value is True):
+        raise TileValueError(f"{name} must be None, False or True, got {value!r}",
+                             location=user_location())
+
+
 def check_tied_wgmma_fence(value):
     """None, False or True."""
-    if not (value is None or value is False or value is True):
-        raise TileValueError(f"tied_wgmma_fence must be None, False or True, got {value!r}",
-                             location=user_location())
+    _check_optional_bool("tied_wgmma_fence", value)
+
+
+def check_ping_pong(value):
+    """None, False or True."""
+    _check_optional_bool("ping_pong", value)
 
 
 def defer_mma_waits_options(value):

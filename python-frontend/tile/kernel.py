@@ -19,7 +19,6 @@ import itertools
 import keyword
 import operator
 import os
-import re
 import struct
 import threading
 import weakref
@@ -28,14 +27,16 @@ from . import backend as _backend
 from . import devices as _devices
 from . import interop, ir
 from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileError,
-                     TileLaunchError, TileTypeError, TileValueError,
+                     TileLaunchError, TileTypeError,
                      first_python_diagnostic, kernel_scope, replay_command,
                      user_location)
 from .specializations import Specializations as _Specializations
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_target_hints
-from .hints import (check_defer_mma_waits, check_num_stages, check_tied_wgmma_fence,
-                    check_ws_registers, current_compiler_timeout, defer_mma_waits_options)
+from .hints import (check_defer_mma_waits, check_num_stages, check_ping_pong,
+                    check_tied_wgmma_fence, check_ws_registers, current_compiler_timeout,
+                    defer_mma_waits_options)
 from .array_lists import check_parameter_space
+from .array_writes import array_writes
 from .language import is_constant_annotation
 from .rewrite import def_line, rewritten
 from .tracer import trace
@@ -54,51 +55,12 @@ _kernels_by_index = weakref.WeakValueDictionary()
 # launches the same everywhere (python-frontend/src/Kernel.h checks them too).
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
-_ARRAY_ARG = re.compile(r"(%[^\s:,()]+): !tile\.array<")
-_SSA_USE = re.compile(r"%[\w$.\-]+")  # views are numbered (%3)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_OP_NAME = re.compile(r"^\s*(?:%\S+ = )?([a-z_]+\.[\w.]+)")
-_LOC = re.compile(r'loc\("((?:[^"\\]|\\.)*)":(\d+):\d+\)\s*$')
-# Ops that only read the arrays they name: any other use is taken as a write.
-_READING_OPS = frozenset({"tile.load", "tile.gather", "tile.dim", "tile.stride"})
-_VIEW_OPS = frozenset({"tile.array_slice", "tile.raw_view", "tile.array_select"})
-
-
-def array_writes(ir_text, params, key):
-    """{parameter name: (op, file, line)} of the array parameters that the
-    traced IR may write (stores, scatters, atomics), each with its first
-    write."""
-    arrays = [n for (n, const), part in zip(params, key)
-              if not const and part.__class__ is tuple
-              for _ in range(interop.list_length(part) or 1)]  # a list: its arrays
-    lines = ir_text.splitlines()
-    head = next((i for i, ln in enumerate(lines) if "func.func" in ln), None)
-    if head is None or not arrays:
-        return {}
-    ssa = dict(zip(_ARRAY_ARG.findall(lines[head]), arrays))
-    writes = {}
-    for ln in lines[head + 1:]:
-        loc = _LOC.search(ln)
-        code = _STRING.sub('""', ln[:loc.start()] if loc else ln)
-        used = [ssa[u] for u in _SSA_USE.findall(code) if u in ssa]
-        op = _OP_NAME.match(code)
-        op = op.group(1) if op else "?"
-        if used and op in _VIEW_OPS:  # a view writes where its array is written
-            ssa[code.split("=")[0].strip()] = used[0]
-            continue
-        if not used or op in _READING_OPS:
-            continue
-        where = (loc.group(1), int(loc.group(2))) if loc else ("?", 0)
-        for name in used:
-            writes.setdefault(name, (op,) + where)
-    return writes
-
-
 def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker_warps=None,
            num_warps=None, backend=None, num_stages=None, ws_registers=None,
-           defer_mma_waits=None, tied_wgmma_fence=None):
+           defer_mma_waits=None, tied_wgmma_fence=None, ping_pong=None):
     """`@tile.kernel` or `@tile.kernel(num_warps=None, opt_level=3, backend=None,
-    num_stages=None, ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None)`;
+    num_stages=None, ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None,
+    ping_pong=None)`;
     cuTile's hints `num_ctas`,
     `occupancy`, `opt_level`, `num_worker_warps` (each a value or a
     `tile.ByTarget`) are checked here (tile/hints.py). `num_stages`: cp.async
@@ -112,7 +74,9 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     `tied_wgmma_fence`: the fence in front of a wgmma whose A is in
     registers carries those fragments, so they are all computed before it
     (False: NVVM's plain fence, ptxas fences the fragments itself; None:
-    TILE_TIED_FENCE, on unless 0)."""
+    TILE_TIED_FENCE, on unless 0). `ping_pong`: a warp-specialized
+    attention loop's two consumer warpgroups take turns at their wgmmas
+    (None: TILE_PING_PONG, off unless 1)."""
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
@@ -120,11 +84,12 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     ws_registers = check_ws_registers(ws_registers)
     check_defer_mma_waits(defer_mma_waits)
     check_tied_wgmma_fence(tied_wgmma_fence)
+    check_ping_pong(ping_pong)
 
     def wrap(f):
         return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages,
                       ws_registers=ws_registers, defer_mma_waits=defer_mma_waits,
-                      tied_wgmma_fence=tied_wgmma_fence, **hints)
+                      tied_wgmma_fence=tied_wgmma_fence, ping_pong=ping_pong, **hints)
     if fn is None:
         return wrap
     if not callable(fn):
@@ -319,7 +284,8 @@ class Kernel:
     """A traced-on-demand kernel: `kernel[grid](*args, stream=None)`."""
 
     def __init__(self, fn, num_warps=None, opt_level=3, backend=None, num_stages=None,
-                 ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None, **hints):
+                 ws_registers=None, defer_mma_waits=None, tied_wgmma_fence=None,
+                 ping_pong=None, **hints):
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.num_warps = num_warps
@@ -327,6 +293,7 @@ class Kernel:
         self.ws_registers = ws_registers  # None: the environment's split
         self.defer_mma_waits = defer_mma_waits  # None: the environment's
         self.tied_wgmma_fence = tied_wgmma_fence  # None: the environment's
+        self.ping_pong = ping_pong  # None: the environment's
         self.opt_level = opt_level  # an int, or a tile.ByTarget of ints
         self.backend = backend
         self.hints = dict(HINT_DEFAULTS, **hints, opt_level=opt_level)
@@ -376,10 +343,11 @@ class Kernel:
     def replace_hints(self, **hints):
         """A new kernel of the same function with these hints changed (cuTile's
         num_ctas, occupancy, opt_level, num_worker_warps; tile's num_warps,
-        num_stages, ws_registers, defer_mma_waits, tied_wgmma_fence and
-        backend); it compiles and caches on its own."""
+        num_stages, ws_registers, defer_mma_waits, tied_wgmma_fence, ping_pong
+        and backend); it compiles and caches on its own."""
         own = {k: hints.pop(k) for k in ("num_warps", "backend", "num_stages", "ws_registers",
-                                         "defer_mma_waits", "tied_wgmma_fence") if k in hints}
+                                         "defer_mma_waits", "tied_wgmma_fence", "ping_pong")
+               if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
         num_stages = own.get("num_stages", self.num_stages)
@@ -388,20 +356,25 @@ class Kernel:
         check_defer_mma_waits(defer)
         tied = own.get("tied_wgmma_fence", self.tied_wgmma_fence)
         check_tied_wgmma_fence(tied)
+        ping_pong = own.get("ping_pong", self.ping_pong)
+        check_ping_pong(ping_pong)
         return Kernel(self.fn, num_warps=own.get("num_warps", self.num_warps),
                       backend=own.get("backend", self.backend), num_stages=num_stages,
                       ws_registers=check_ws_registers(own.get("ws_registers",
                                                               self.ws_registers)),
-                      defer_mma_waits=defer, tied_wgmma_fence=tied, **merged)
+                      defer_mma_waits=defer, tied_wgmma_fence=tied, ping_pong=ping_pong,
+                      **merged)
 
     def codegen_hint_options(self):
-        """The compile options this kernel's ws_registers, defer_mma_waits
-        and tied_wgmma_fence hints set (those it leaves at None set none)."""
+        """The compile options this kernel's ws_registers, defer_mma_waits,
+        tied_wgmma_fence and ping_pong hints set (those at None set none)."""
         options = defer_mma_waits_options(self.defer_mma_waits)
         if self.ws_registers is not None:
             options["ws_registers"] = self.ws_registers
         if self.tied_wgmma_fence is not None:
             options["tied_fence"] = self.tied_wgmma_fence
+        if self.ping_pong is not None:
+            options["ping_pong"] = self.ping_pong
         return options
 
     def _dependent(self):
@@ -415,7 +388,8 @@ class Kernel:
                 dep = Kernel(self.fn, num_warps=self.num_warps, backend=self.backend,
                              num_stages=self.num_stages, ws_registers=self.ws_registers,
                              defer_mma_waits=self.defer_mma_waits,
-                             tied_wgmma_fence=self.tied_wgmma_fence, **self.hints)
+                             tied_wgmma_fence=self.tied_wgmma_fence,
+                             ping_pong=self.ping_pong, **self.hints)
                 dep._launches_dependent = True
                 self._dependent_kernel = dep
         return dep

@@ -473,6 +473,15 @@ def test_matmul_search_space_holds_the_benchmarks_configs():
         in K.ATTENTION_SPACE
     assert tile.Config(dict(BM=64, BN=128), num_stages=3) != \
         tile.Config(dict(BM=64, BN=128), num_stages=3, ws_registers=(24, 232))
+    # Consumer warpgroups taking turns as a hint, beside the kernel's own.
+    turns = autotune_configs.attention(128, block_m=(128,), block_n=(128,),
+                                       ping_pong=(None, True))
+    assert [c.ping_pong for c in turns] == [None, True]
+    assert turns[1].hints() == {"ping_pong": True}
+    assert "ping_pong: True" in repr(turns[1]) and turns[0] != turns[1]
+    assert tile.Config(dict(K.ATTENTION_CONFIG), ping_pong=True) in K.ATTENTION_SPACE
+    with pytest.raises(tile.TileValueError, match="ping_pong must be"):
+        tile.Config(dict(BM=128), ping_pong="yes")
     # f32 operands: 4 stages of 128x256x64 tiles need 384 KiB: pruned.
     f32 = autotune_configs.matmul("float32")
     assert tile.Config(dict(BM=128, BN=256, BK=64, GROUP=8), num_stages=4) not in f32

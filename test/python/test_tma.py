@@ -238,6 +238,32 @@ def test_attention_streams_k_and_v_through_tma(tmp_path, env, specialized):
 
 @needs_sm90
 @pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
+def test_ping_pong_hint_compiles_as_the_switch(tmp_path):
+    """A kernel's ping_pong hint (as an autotuner config sets it) gives the
+    binary TILE_PING_PONG=1 gives, and ping_pong=False keeps the kernel
+    from taking turns under TILE_PING_PONG=1."""
+    script = tmp_path / "turns.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n"
+        "from tilehelp import load_script\n"
+        "attention = load_script('bench', 'kernels.py')['attention']\n"
+        "attention_turns = attention.replace_hints(ping_pong=True)\n"
+        "attention_no_turns = attention.replace_hints(ping_pong=False)\n")
+
+    def ptx(name, **env):
+        return run_tilec([f"{script}::{name}", "--args", ATTENTION_SIG, "-D", "BM=128",
+                          "-D", "BN=128", "-D", "D=128", "-D", "CAUSAL=True", "--target",
+                          "sm_90", "--emit", "ptx"], tmp_path, **env).stdout
+    switched = ptx("attention", TILE_PING_PONG="1")
+    assert "bar.arrive 3, 256;" in switched
+    hinted = ptx("attention_turns")
+    assert hinted.replace("attention_turns", "attention") == switched
+    assert "bar.arrive 3, 256;" not in ptx("attention_no_turns", TILE_PING_PONG="1")
+
+
+@needs_sm90
+@pytest.mark.skipif("ptxas_path() is None", reason="needs ptxas")
 @pytest.mark.parametrize("causal", ["False", "True"])
 @pytest.mark.parametrize("overlap", ["1", "0"])
 def test_attention_softmax_overlaps_the_previous_pv(tmp_path, overlap, causal):

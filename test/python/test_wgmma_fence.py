@@ -101,3 +101,22 @@ def test_tied_wgmma_fence_hint_is_checked():
     assert hinted._dependent().codegen_hint_options() == {"tied_fence": False}
     with pytest.raises(TileValueError, match="tied_wgmma_fence must be"):
         hinted.replace_hints(tied_wgmma_fence="no")
+
+
+def test_ping_pong_hint_is_checked():
+    """ping_pong takes None, False or True; replace_hints and the
+    programmatic dependent copy keep it; it sets the ping_pong option."""
+    import tile
+    from tile.errors import TileValueError
+
+    with pytest.raises(TileValueError, match="ping_pong must be"):
+        tile.kernel(ping_pong=1)(lambda x: None)
+    hinted = tile.kernel(ping_pong=True)(lambda x: None)
+    assert hinted.replace_hints(num_stages=2).ping_pong is True
+    assert hinted.codegen_hint_options() == {"ping_pong": True}
+    assert hinted._dependent().codegen_hint_options() == {"ping_pong": True}
+    assert hinted.replace_hints(ping_pong=False).codegen_hint_options() == \
+        {"ping_pong": False}
+    assert hinted.replace_hints(ping_pong=None).codegen_hint_options() == {}
+    with pytest.raises(TileValueError, match="ping_pong must be"):
+        hinted.replace_hints(ping_pong="no")
