@@ -29,8 +29,8 @@ def main():
         print("tuner chose", K.attention_tuned.best_config, flush=True)
         bm64 = lambda: small[(L // 64, Bz * H)](q, k, v, o, D ** -0.5, BM=64, BN=128, D=D,  # noqa
                                                CAUSAL=causal, GROUP=1)
-        bm128 = lambda: K.attention[(L // 128, Bz * H)](q, k, v, o, D ** -0.5, BM=128, BN=128,  # noqa
-                                                        D=D, CAUSAL=causal, GROUP=1)
+        bm128 = lambda: K.attention[(L // 128, Bz * H)](  # noqa
+            q, k, v, o, D ** -0.5, BM=128, BN=128, D=D, CAUSAL=causal, GROUP=1)
         sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa
             q.view(Bz, H, L, D), k.view(Bz, H, L, D), v.view(Bz, H, L, D), is_causal=causal)
         print(f"causal={causal} interleaved [bm64(24,232), bm128, sdpa]:",

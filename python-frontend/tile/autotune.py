@@ -69,8 +69,8 @@ _TIE_WITHIN = 0.005
 class Config:
     """One point of a search: Constants by name (`kwargs`) and kernel hints
     (`num_warps`, `num_stages`, `occupancy`, `num_ctas`, `ws_registers`,
-    `ping_pong`; None keeps the kernel's own). `pre_hook(named_args)`, when given, runs before each of
-    this config's launches (timed or not)."""
+    `ping_pong`; None keeps the kernel's own). `pre_hook(named_args)`, when
+    given, runs before each of this config's launches (timed or not)."""
 
     def __init__(self, kwargs=None, *, num_warps=None, num_stages=None, occupancy=None,
                  num_ctas=None, ws_registers=None, ping_pong=None, pre_hook=None):
