@@ -55,8 +55,7 @@ CUfunction CudaModule::function(CUcontext ctx) {
         fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(sharedMem));
   // Without a preference the driver may keep an L1/shared split that fits
   // one block of a kernel sized for two an SM (64-row attention blocks of
-  // about 100 KB each): ask for the most shared memory, as Triton does past
-  // 48 KB.
+  // 105 KB each): ask for the most shared memory, as Triton does past 48 KB.
   if (r == CUDA_SUCCESS && sharedMem > kDefaultSharedLimit)
     r = cu.cuFuncSetAttribute(
         fn, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
