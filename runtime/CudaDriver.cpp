@@ -88,7 +88,6 @@ void CudaDriver::load() {
   resolveOptional(table.cuLaunchKernelEx, "cuLaunchKernelEx");
   // Timing flushes L2 with a scratch buffer (kept for the process).
   resolveOptional(table.cuMemAlloc, "cuMemAlloc_v2");
-  resolveOptional(table.cuMemsetD32Async, "cuMemsetD32Async");
   resolveOptional(table.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   if (CUresult r = table.cuInit(0)) {
     failure = "cannot initialize the CUDA driver: " + describe(r);

@@ -69,8 +69,6 @@ struct CudaApiTable {
   cu::CUresult (*cuLaunchKernelEx)(const cu::CUlaunchConfig *, cu::CUfunction,
                                    void **, void **);
   cu::CUresult (*cuMemAlloc)(cu::CUdeviceptr *, size_t);
-  cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr, unsigned, size_t,
-                                   cu::CUstream);
   // TMA descriptors (CUDA 12, sm_90): the enums are passed as their values.
   cu::CUresult (*cuTensorMapEncodeTiled)(
       void *tensorMap, unsigned dataType, unsigned rank, void *globalAddress,

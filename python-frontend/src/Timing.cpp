@@ -13,6 +13,7 @@
 #include "Kernel.h"
 
 #include "runtime/CudaDriver.h"
+#include "runtime/L2Flush.h"
 
 #include <pybind11/stl.h>
 
@@ -99,38 +100,32 @@ bool streamIsCapturing(uintptr_t stream) {
   }
 }
 
-/// A scratch buffer of at least `bytes` in the current context, allocated
-/// once and kept for the process; 0 when the driver lacks the entry points
-/// (the fake driver): timing then runs without flushing.
-cu::CUdeviceptr flushBuffer(rt::CudaDriver &driver, size_t bytes) {
-  const rt::CudaApiTable &api = driver.api();
-  if (!api.cuMemAlloc || !api.cuMemsetD32Async || bytes == 0)
-    return 0;
-  static std::mutex lock;
-  static std::map<std::pair<cu::CUcontext, size_t>, cu::CUdeviceptr> buffers;
-  cu::CUcontext ctx = nullptr;
-  driver.check(api.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent");
-  std::lock_guard<std::mutex> guard(lock);
-  cu::CUdeviceptr &buffer = buffers[{ctx, bytes}];
-  if (!buffer)
-    driver.check(api.cuMemAlloc(&buffer, bytes), "cuMemAlloc (L2 flush)");
-  return buffer;
-}
-
-/// Calls `before()` (when given) then `fn()` `warmup` times untimed, then
-/// `rep` times with `fn()` alone between two events on `stream`; returns the
-/// `rep` GPU times in milliseconds. `fn` must enqueue its work on `stream`.
-/// With `flushBytes`, a memset of that many bytes runs before each launch,
-/// as Triton's do_bench does: every run starts with a cold L2, and the GPU
-/// is busy while the host enqueues the run, so the host's launch time is
-/// not in the measurement.
-std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
-                                 int warmup, int rep, const py::object &before,
-                                 size_t flushBytes) {
-  if (warmup < 0 || rep < 1)
-    throw py::value_error("time_launches needs warmup >= 0 and rep >= 1");
+/// Times each of `fns` in `rounds` rounds after `warmup` untimed calls of
+/// each: round r runs every fn once, starting at fn r mod n, so that no fn
+/// always follows the same one and the machine's drift falls on all alike
+/// (as bench/harness.py's interleaved_medians). A run is befores[i]() when
+/// given, then (flushBytes > 0) a write of that many bytes so that the run
+/// starts from a cold L2 and the host's launch hides behind it (Triton's
+/// do_bench), then fns[i]() alone between two events on `stream`. Every run
+/// is enqueued before one wait at the end: a wait per run would idle the
+/// GPU between runs, which bench's timing does not. Returns each fn's
+/// times in milliseconds.
+std::vector<std::vector<double>>
+timeInterleaved(const std::vector<py::function> &fns, uintptr_t stream,
+                int warmup, int rounds, const std::vector<py::object> &befores,
+                size_t flushBytes) {
+  if (fns.empty() || warmup < 0 || rounds < 1)
+    throw py::value_error("time_interleaved needs functions, warmup >= 0 "
+                          "and rounds >= 1");
+  if (!befores.empty() && befores.size() != fns.size())
+    throw py::value_error("time_interleaved needs one before per function");
   rt::CudaDriver &driver = rt::CudaDriver::get();
-  std::vector<double> times;
+  size_t n = fns.size();
+  std::vector<std::vector<double>> times(n);
+  auto before = [&](size_t i) {
+    if (!befores.empty() && !befores[i].is_none())
+      befores[i]();
+  };
   try {
     requireTimingEntries(driver);
     const rt::CudaApiTable &api = driver.api();
@@ -141,44 +136,50 @@ std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
           "cannot time kernel launches while the stream is capturing a CUDA "
           "graph: run the autotuned kernel once before the capture (warm "
           "up), so that the capture replays the tuned choice"};
-    cu::CUdeviceptr scratch = flushBuffer(driver, flushBytes);
-    auto flush = [&] {
-      if (scratch)
-        driver.check(api.cuMemsetD32Async(scratch, 0, flushBytes / 4, s),
-                     "cuMemsetD32Async (L2 flush)");
-    };
-    for (int i = 0; i < warmup; ++i) {
-      if (!before.is_none())
-        before();
-      fn();
-    }
-    EventSet events(driver, 2 * size_t(rep));
-    for (int i = 0; i < rep; ++i) {
-      if (!before.is_none())
-        before();
-      flush();
-      driver.check(api.cuEventRecord(events[2 * size_t(i)], s),
-                   "cuEventRecord");
-      fn();
-      driver.check(api.cuEventRecord(events[2 * size_t(i) + 1], s),
-                   "cuEventRecord");
-    }
+    for (size_t i = 0; i < n; ++i)
+      for (int w = 0; w < warmup; ++w) {
+        before(i);
+        fns[i]();
+      }
+    // Events [2 * (r * n + i)] and the next bracket run r of fn i.
+    EventSet events(driver, 2 * n * size_t(rounds));
+    size_t last = 0; // the event enqueued last
+    for (size_t r = 0; r < size_t(rounds); ++r)
+      for (size_t step = 0; step < n; ++step) {
+        size_t i = (step + r) % n;
+        before(i);
+        if (flushBytes)
+          rt::flushL2(driver, s, flushBytes);
+        size_t e = 2 * (r * n + i);
+        driver.check(api.cuEventRecord(events[e], s), "cuEventRecord");
+        fns[i]();
+        driver.check(api.cuEventRecord(events[e + 1], s), "cuEventRecord");
+        last = e + 1;
+      }
     {
       py::gil_scoped_release release;
-      driver.check(api.cuEventSynchronize(events[2 * size_t(rep) - 1]),
-                   "cuEventSynchronize");
+      driver.check(api.cuEventSynchronize(events[last]), "cuEventSynchronize");
     }
-    for (int i = 0; i < rep; ++i) {
-      float ms = 0;
-      driver.check(api.cuEventElapsedTime(&ms, events[2 * size_t(i)],
-                                          events[2 * size_t(i) + 1]),
-                   "cuEventElapsedTime");
-      times.push_back(ms);
-    }
+    for (size_t r = 0; r < size_t(rounds); ++r)
+      for (size_t i = 0; i < n; ++i) {
+        float ms = 0;
+        size_t e = 2 * (r * n + i);
+        driver.check(api.cuEventElapsedTime(&ms, events[e], events[e + 1]),
+                     "cuEventElapsedTime");
+        times[i].push_back(ms);
+      }
   } catch (const rt::CudaError &e) {
     throw LaunchError{e.what()};
   }
   return times;
+}
+
+std::vector<double> timeLaunches(const py::function &fn, uintptr_t stream,
+                                 int warmup, int rep, const py::object &before,
+                                 size_t flushBytes) {
+  if (warmup < 0 || rep < 1)
+    throw py::value_error("time_launches needs warmup >= 0 and rep >= 1");
+  return timeInterleaved({fn}, stream, warmup, rep, {before}, flushBytes)[0];
 }
 
 void synchronizeStream(uintptr_t stream) {
@@ -221,9 +222,17 @@ void tile_py::registerTiming(py::module_ &m) {
         "GPU milliseconds of each of `rep` calls of fn() (which enqueues its "
         "work on `stream`), measured with CUDA events on that stream after "
         "`warmup` untimed calls; before() runs ahead of every call, outside "
-        "the timed span; flush_bytes > 0 clears L2 with a memset of that "
+        "the timed span; flush_bytes > 0 clears L2 with a write of that "
         "size before each timed call (as Triton's do_bench). Raises "
         "LaunchError while the stream is capturing.");
+  m.def("time_interleaved", &timeInterleaved, py::arg("fns"), py::arg("stream"),
+        py::arg("warmup") = 0, py::arg("rounds") = 10,
+        py::arg("befores") = std::vector<py::object>(),
+        py::arg("flush_bytes") = 0,
+        "time_launches for several functions taking turns run by run (round "
+        "r starts at fns[r % n]), every run enqueued before one wait; "
+        "befores: one callable (or None) per function. Returns a list of "
+        "each function's `rounds` times in ms.");
   m.def("stream_is_capturing", &streamIsCapturing, py::arg("stream"),
         "Whether the CUDA stream (a handle as an int; 0 is the legacy "
         "stream) is capturing a CUDA graph; False without a driver.");

@@ -448,18 +448,33 @@ class Autotuner:
         if len(leaders) < 2:
             return
         self.confirmed_count += 1
+        order = [i for _, i in leaders]
+        slowest = max(timings[i] for i in order)
+        rounds = _CONFIRM_ROUNDS if self.do_bench is not None else \
+            max(3 * _CONFIRM_ROUNDS, min(_CONFIRM_RUNS, int(self.rep / max(slowest, 1e-4))))
+        if backend == "cuda" and self.do_bench is None:
+            # All runs enqueued in turns with one wait at the end, as bench
+            # times (a wait per run idles the GPU between runs).
+            runners = [self._runner(i, self.configs[i], grid, args, kwargs, named, raw_stream)
+                       for i in order]
+            mod = _backend.require("timing kernel launches")
+            try:
+                times = mod.time_interleaved([r for r, _ in runners], raw_stream, 0, rounds,
+                                             [b for _, b in runners], _L2_FLUSH_BYTES)
+            except TileError:
+                return  # each ran alone already: keep those times
+            for i, xs in zip(order, times):
+                timings[i] = _median(xs)
+            return
         samplers = {}
-        for _, i in leaders:
+        for i in order:
             try:
                 samplers[i] = self._sampler(i, self.configs[i], grid, args, kwargs, named,
                                             backend, raw_stream)
             except TileError:
                 continue  # it ran once: keep that time
-        slowest = max(timings[i] for i in samplers)
-        runs = _CONFIRM_ROUNDS if self.do_bench is not None else \
-            max(3 * _CONFIRM_ROUNDS, min(_CONFIRM_RUNS, int(self.rep / max(slowest, 1e-4))))
         samples = {i: [] for i in samplers}
-        for _ in range(runs):
+        for _ in range(rounds):
             for i, sample in samplers.items():
                 samples[i].append(sample())
         for i, xs in samples.items():
@@ -495,20 +510,13 @@ class Autotuner:
         """The config's time in ms. With `binaries` (identity -> config index):
         raises _SameBinary instead when an earlier config launched the same
         binary on the same grid."""
-        variant = self._variant(i)
-        consts = cfg.kwargs
-        launch_stream = raw_stream if backend == "cuda" else None
-
-        def run():
-            variant[grid](*args, stream=launch_stream, **consts, **kwargs)
-
-        def before():
-            self._before(cfg, named)
+        run, before = self._runner(i, cfg, grid, args, kwargs, named,
+                                   raw_stream if backend == "cuda" else None)
         # First launch: compiles; a compile or launch error skips the config.
         before()
         run()
         if binaries is not None:
-            ident = _binary_identity(variant, consts, grid, args, kwargs)
+            ident = _binary_identity(self._variant(i), cfg.kwargs, grid, args, kwargs)
             if ident is not None:
                 if ident in binaries:
                     raise _SameBinary(binaries[ident])
@@ -536,17 +544,22 @@ class Autotuner:
                                                              before, _L2_FLUSH_BYTES))
         return lambda warm, reps: _host_times(run, before, warm, reps)
 
-    def _sampler(self, i, cfg, grid, args, kwargs, named, backend, raw_stream):
-        """A function giving one more timing of config i: one timed run (with
-        a do_bench timer, one do_bench measurement)."""
+    def _runner(self, i, cfg, grid, args, kwargs, named, launch_stream):
+        """(run, before): one launch of config i, and what goes before each."""
         variant = self._variant(i)
-        launch_stream = raw_stream if backend == "cuda" else None
 
         def run():
             variant[grid](*args, stream=launch_stream, **cfg.kwargs, **kwargs)
 
         def before():
             self._before(cfg, named)
+        return run, before
+
+    def _sampler(self, i, cfg, grid, args, kwargs, named, backend, raw_stream):
+        """A function giving one more timing of config i: one timed run (with
+        a do_bench timer, one do_bench measurement)."""
+        run, before = self._runner(i, cfg, grid, args, kwargs, named,
+                                   raw_stream if backend == "cuda" else None)
         if self.do_bench is not None:
             return lambda: self._bench_sample(run, before)
         measure = self._measure(run, before, backend, raw_stream)

@@ -556,6 +556,77 @@ def test_gpu_timing_path_on_the_fake_driver(tmp_path):
     assert entry["identity"]["driver"] == 13000
 
 
+INTERLEAVED_SCRIPT = textwrap.dedent("""
+    import ctypes, json, sys
+    import tile
+    from tile import backend
+
+    class Dev:
+        def __init__(self, ptr, n):
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (n,),
+                                             "typestr": "<f4", "strides": None,
+                                             "version": 3}
+
+    def scale(x, out, n, BLOCK: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(BLOCK,)) * 2.0)
+
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_reset(6)
+    n = 1 << 14
+    x, o = Dev(0x7f0000001000, n), Dev(0x7f0000100000, n)
+    k = tile.kernel(scale)
+    calls = []
+
+    def launcher(name, blocks):
+        def run():
+            calls.append(name)
+            k[(blocks,)](x, o, n, BLOCK=1024, stream=0x5000)
+        return run
+    mod = backend.require()
+    times = mod.time_interleaved([launcher("a", 16), launcher("b", 32)], 0x5000, 1, 3,
+                                 [lambda: calls.append("-"), None])
+    out = {"times": times, "calls": "".join(calls), "live_events": fake.fake_cuda_live_events()}
+    try:
+        mod.time_interleaved([launcher("a", 16)], 0x5000, 0, 1, [None, None])
+    except ValueError as e:
+        out["mismatch"] = str(e)
+    # Two configs of one block count read alike: the confirmation round
+    # times them in turns through time_interleaved.
+    tuned = tile.autotune(configs=[tile.Config({"BLOCK": 1024}),
+                                   tile.Config({"BLOCK": 1024}, num_warps=2)],
+                          key=["n"], warmup=0.01, rep=0.05)(tile.kernel(scale))
+    tuned[lambda m: (n // m["BLOCK"],)](x, o, n, stream=0x5000)
+    out["confirmed"] = tuned.confirmed_count
+    out["tuned"] = sorted(tuned.configs_timings[next(iter(tuned.configs_timings))].values())
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.skipif(_fake_cuda() is None, reason="fake libcuda not built")
+def test_interleaved_timing_on_the_fake_driver(tmp_path):
+    """time_interleaved (the autotuner's confirmation round on a GPU): each
+    function's runs take turns, round r starting at function r mod n, each
+    after its `before`; every run is timed alone between its events (the
+    fake clock: 1 us a block)."""
+    env = dict(os.environ, TILE_LIBCUDA=_fake_cuda(), TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.join(ROOT, "python-frontend"))
+    env.pop("TILE_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", INTERLEAVED_SCRIPT, _fake_cuda()],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    # warm-up (a once, b once), then rounds ab, ba, ab; a's before is "-".
+    assert r["calls"] == "-ab" + "-ab" + "b-a" + "-ab"
+    assert r["times"][0] == pytest.approx([0.016] * 3, rel=1e-3)
+    assert r["times"][1] == pytest.approx([0.032] * 3, rel=1e-3)
+    assert r["live_events"] == 0
+    assert "one before per function" in r["mismatch"]
+    assert r["confirmed"] == 1 and r["tuned"] == pytest.approx([0.016, 0.016], rel=1e-3)
+
+
 @pytest.mark.gpu
 def test_autotune_on_the_gpu_with_torch():
     torch = pytest.importorskip("torch")
