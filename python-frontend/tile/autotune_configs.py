@@ -16,7 +16,7 @@ import itertools
 from .autotune import Config
 from .dtypes import to_dtype
 
-__all__ = ["matmul", "attention", "SHARED_MEMORY_BYTES"]
+__all__ = ["matmul", "attention", "attention_prune", "SHARED_MEMORY_BYTES"]
 
 # Dynamic shared memory a block may opt into on sm_90 (227 KiB).
 SHARED_MEMORY_BYTES = 227 * 1024
@@ -65,6 +65,12 @@ def matmul(dtype="float16", *, block_m=(64, 128), block_n=(64, 128, 256), block_
     return out
 
 
+def attention_shared_bytes(bm, bn, head_dim, stages, itemsize):
+    """Shared memory of a flash-attention loop: Q (bm x head_dim) and
+    `stages` slots of a K and a V tile (bn x head_dim)."""
+    return (bm + (stages or _CHOSEN_STAGES) * 2 * bn) * head_dim * itemsize
+
+
 def attention(head_dim, dtype="float16", *, block_m=(64, 128), block_n=(64, 128),
               num_stages=(0,), ws_registers=(None,), ping_pong=(None,),
               shared_memory=SHARED_MEMORY_BYTES):
@@ -78,9 +84,24 @@ def attention(head_dim, dtype="float16", *, block_m=(64, 128), block_n=(64, 128)
     out = []
     for bm, bn, stages, split, turns in itertools.product(block_m, block_n, num_stages,
                                                           ws_registers, ping_pong):
-        ring = (stages or _CHOSEN_STAGES) * 2 * bn * head_dim * size
-        if bm * head_dim * size + ring > shared_memory:
+        if attention_shared_bytes(bm, bn, head_dim, stages, size) > shared_memory:
             continue
         out.append(Config(dict(BM=bm, BN=bn), num_stages=stages or None, ws_registers=split,
                           ping_pong=turns))
     return out
+
+
+def attention_prune(head_dim="D", queries="q", shared_memory=SHARED_MEMORY_BYTES):
+    """An `early_config_prune` for one attention space serving several head
+    dims: keeps the configs whose Q tile and K/V ring fit in `shared_memory`
+    at this launch's head dim (the Constant named `head_dim`) and element
+    size (of the array argument named `queries`). A config that leaves its
+    slots to the compiler stays if one slot fits (the compiler takes fewer
+    where more do not fit)."""
+    def prune(configs, named):
+        d = named[head_dim]
+        size = _itemsize(named[queries].dtype)
+        return [c for c in configs
+                if attention_shared_bytes(c.kwargs["BM"], c.kwargs["BN"], d, c.num_stages or 1,
+                                          size) <= shared_memory]
+    return prune

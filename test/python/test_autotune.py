@@ -482,6 +482,22 @@ def test_matmul_search_space_holds_the_benchmarks_configs():
     assert tile.Config(dict(K.ATTENTION_CONFIG), ping_pong=True) in K.ATTENTION_SPACE
     with pytest.raises(tile.TileValueError, match="ping_pong must be"):
         tile.Config(dict(BM=128), ping_pong="yes")
+    # One space for several head dims: attention_prune keeps what fits at
+    # the launch's D and element size (a compiler-chosen ring: one slot).
+    wide = tile.Config(dict(BM=128, BN=256), num_stages=2)
+    assert wide in K.ATTENTION_SPACE
+    assert [wide] == autotune_configs.attention(64, block_m=(128,), block_n=(256,),
+                                                num_stages=(2,))
+    assert [] == autotune_configs.attention(128, block_m=(128,), block_n=(256,),
+                                            num_stages=(2,))
+    prune = autotune_configs.attention_prune()
+    for d, dtype, dropped in ((64, np.float16, []), (128, np.float16, [wide]),
+                              (64, np.float32, [wide]),
+                              (256, np.float16, [c for c in K.ATTENTION_SPACE  # 224 KB
+                                                 if c.num_stages is not None and c !=
+                                                 tile.Config(dict(BM=64, BN=64), num_stages=3)])):
+        kept = prune(K.ATTENTION_SPACE, {"D": d, "q": np.zeros((1, 8, d), dtype)})
+        assert [c for c in K.ATTENTION_SPACE if c not in kept] == dropped, (d, dtype)
     # f32 operands: 4 stages of 128x256x64 tiles need 384 KiB: pruned.
     f32 = autotune_configs.matmul("float32")
     assert tile.Config(dict(BM=128, BN=256, BK=64, GROUP=8), num_stages=4) not in f32
