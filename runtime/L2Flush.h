@@ -2,10 +2,12 @@
 //
 // A kernel timed from a cold L2 (Triton's do_bench, bench/harness.py, the
 // autotuner) runs after a write of more bytes than L2 holds. The write is a
-// plain grid-stride kernel, as bench's torch fill is, not cuMemsetD32Async:
-// the autotuner flushed by memset and read some attention configs 8-30%
-// slower than bench read the same binaries (an H100, 2026-12-07), so it now
-// flushes the way bench does.
+// plain grid-stride kernel, not cuMemsetD32Async: the autotuner flushed by
+// that memset and read some attention configs 8-30% slower than bench
+// (which zeroes a torch tensor) read the same binaries on an H100
+// (2026-12-07). Which of its two differences from bench caused that, this
+// flush or a wait after each run of its confirmation round (now gone too),
+// is not yet measured.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_RUNTIME_L2FLUSH_H
