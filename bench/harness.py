@@ -45,6 +45,11 @@ def record(problem, impl, ms, flops=None, nbytes=None, err=None, config=None):
         config, readings = config
         if readings:
             r["tuner_ms"] = readings
+            if config in readings and ms == ms and ms > 0:
+                # How far the tuner's reading of its choice is from this
+                # row's (an H100 read 225 KB attention blocks 8-12% slow in
+                # the tuner, 2026-12-07, and it chose worse configs).
+                r["tuner_over_bench"] = round(readings[config] / ms, 3)
     if config is not None:
         r["config"] = config
     if flops:
