@@ -510,9 +510,12 @@ def _fake_cuda():
     return max(found, key=os.path.getmtime) if found else None
 
 
-FAKE_SCRIPT = textwrap.dedent("""
+# A script's start on the fake driver: device arrays by address (the fake
+# never dereferences them) and the driver's recording entry points.
+FAKE_PRELUDE = textwrap.dedent("""
     import ctypes, json, sys
     import tile
+    from tile import backend
 
     class Dev:
         def __init__(self, ptr, n):
@@ -520,6 +523,25 @@ FAKE_SCRIPT = textwrap.dedent("""
                                              "typestr": "<f4", "strides": None,
                                              "version": 3}
 
+    fake = ctypes.CDLL(sys.argv[1])
+    fake.fake_cuda_reset(6)
+""")
+
+
+def _run_on_fake(script, tmp_path):
+    """The last line of `script`'s output (after FAKE_PRELUDE) as JSON."""
+    env = dict(os.environ, TILE_LIBCUDA=_fake_cuda(), TILE_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.join(ROOT, "python-frontend"))
+    env.pop("TILE_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", FAKE_PRELUDE + script, _fake_cuda()],
+                          capture_output=True, text=True, timeout=600, env=env)
+    if "built without the GPU backend" in proc.stderr:
+        pytest.skip("this _tile has no GPU backend")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+FAKE_SCRIPT = textwrap.dedent("""
     @tile.autotune(configs=[tile.Config({"BLOCK": 128}), tile.Config({"BLOCK": 1024}),
                             tile.Config({"BLOCK": 256}, num_warps=2)],
                    key=["n"], warmup=0.01, rep=0.05)
@@ -529,8 +551,6 @@ FAKE_SCRIPT = textwrap.dedent("""
         v = tile.load(x, index=(i,), shape=(BLOCK,))
         tile.store(out, index=(i,), tile=v * 2.0)
 
-    fake = ctypes.CDLL(sys.argv[1])
-    fake.fake_cuda_reset(6)
     n = 1 << 14
     x, o = Dev(0x7f0000001000, n), Dev(0x7f0000100000, n)
     grid = lambda m: (tile.cdiv(n, m["BLOCK"]),)
@@ -555,15 +575,7 @@ def test_gpu_timing_path_on_the_fake_driver(tmp_path):
     """CUDA-event timing on the fake driver, whose clock advances 1 us per
     block: the config with the fewest blocks wins; a search while the stream
     captures a graph is refused with the warm-up advice."""
-    env = dict(os.environ, TILE_LIBCUDA=_fake_cuda(), TILE_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.path.join(ROOT, "python-frontend"))
-    env.pop("TILE_BACKEND", None)
-    proc = subprocess.run([sys.executable, "-c", FAKE_SCRIPT, _fake_cuda()],
-                          capture_output=True, text=True, timeout=600, env=env)
-    if "built without the GPU backend" in proc.stderr:
-        pytest.skip("this _tile has no GPU backend")
-    assert proc.returncode == 0, proc.stderr
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r = _run_on_fake(FAKE_SCRIPT, tmp_path)
     assert r["best"] == {"BLOCK": 1024} and r["extra"] == 1 and r["live_events"] == 0
     assert r["timings"][0] == pytest.approx(0.016, rel=1e-3)  # 16 blocks at 1 us
     assert "CUDA graph capture" in r["capture"] and "warm up" in r["capture"]
@@ -573,22 +585,10 @@ def test_gpu_timing_path_on_the_fake_driver(tmp_path):
 
 
 INTERLEAVED_SCRIPT = textwrap.dedent("""
-    import ctypes, json, sys
-    import tile
-    from tile import backend
-
-    class Dev:
-        def __init__(self, ptr, n):
-            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (n,),
-                                             "typestr": "<f4", "strides": None,
-                                             "version": 3}
-
     def scale(x, out, n, BLOCK: tile.Constant[int]):
         i = tile.bid(0)
         tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(BLOCK,)) * 2.0)
 
-    fake = ctypes.CDLL(sys.argv[1])
-    fake.fake_cuda_reset(6)
     n = 1 << 14
     x, o = Dev(0x7f0000001000, n), Dev(0x7f0000100000, n)
     k = tile.kernel(scale)
@@ -625,15 +625,7 @@ def test_interleaved_timing_on_the_fake_driver(tmp_path):
     function's runs take turns, round r starting at function r mod n, each
     after its `before`; every run is timed alone between its events (the
     fake clock: 1 us a block)."""
-    env = dict(os.environ, TILE_LIBCUDA=_fake_cuda(), TILE_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.path.join(ROOT, "python-frontend"))
-    env.pop("TILE_BACKEND", None)
-    proc = subprocess.run([sys.executable, "-c", INTERLEAVED_SCRIPT, _fake_cuda()],
-                          capture_output=True, text=True, timeout=600, env=env)
-    if "built without the GPU backend" in proc.stderr:
-        pytest.skip("this _tile has no GPU backend")
-    assert proc.returncode == 0, proc.stderr
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    r = _run_on_fake(INTERLEAVED_SCRIPT, tmp_path)
     # warm-up (a once, b once), then rounds ab, ba, ab; a's before is "-".
     assert r["calls"] == "-ab" + "-ab" + "b-a" + "-ab"
     assert r["times"][0] == pytest.approx([0.016] * 3, rel=1e-3)
