@@ -233,6 +233,8 @@ void tile_py::registerTiming(py::module_ &m) {
         "r starts at fns[r % n]), every run enqueued before one wait; "
         "befores: one callable (or None) per function. Returns a list of "
         "each function's `rounds` times in ms.");
+  m.def("l2_flush_ptx", &rt::l2FlushPtx,
+        "The PTX of the kernel that clears L2 before each timed run.");
   m.def("stream_is_capturing", &streamIsCapturing, py::arg("stream"),
         "Whether the CUDA stream (a handle as an int; 0 is the legacy "
         "stream) is capturing a CUDA graph; False without a driver.");

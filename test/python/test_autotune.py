@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tile
-from tile import autotune_configs, tuning_cache
+from tile import autotune_configs, backend, tuning_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # timing: the choice between configs is measured, so device-run.sh's parallel
@@ -32,6 +32,7 @@ def _own_cache(tmp_path, monkeypatch):
 # A kernel whose configs differ measurably (REPS passes over the data); a
 # module of its own so that a second process builds the same kernel.
 from autotune_kernels import SLOW_FAST, make  # noqa: E402
+from test_cuda_launch import _have_ptxas, ptxas_path  # noqa: E402
 
 
 def _grid(n):
@@ -582,6 +583,23 @@ def test_gpu_timing_path_on_the_fake_driver(tmp_path):
     (entry,) = [e for _, e, _ in tuning_cache.entries(str(tmp_path))]
     assert entry["identity"]["device"] == "Fake GPU 0 sm_90"
     assert entry["identity"]["driver"] == 13000
+
+
+@pytest.mark.skipif(not _have_ptxas(), reason="needs ptxas")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_l2_flush_kernel_assembles(tmp_path, arch):
+    # The timing flush is PTX the driver compiles at its first use on a GPU
+    # (the fake driver cannot run it): ptxas here checks that it would.
+    mod = backend.load()
+    if mod is None or not hasattr(mod, "l2_flush_ptx"):
+        pytest.skip("this _tile has no GPU backend")
+    src = tmp_path / "flush.ptx"
+    src.write_text(mod.l2_flush_ptx())
+    r = subprocess.run([ptxas_path(), f"-arch={arch}", "-v", str(src), "-o",
+                        str(tmp_path / "flush.cubin")], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "tile_l2_flush" in r.stderr and "spill" in r.stderr
 
 
 INTERLEAVED_SCRIPT = textwrap.dedent("""
