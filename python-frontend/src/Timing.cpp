@@ -1,8 +1,9 @@
 //===- Timing.cpp - GPU timing and device facts for autotuning ------------===//
 //
-// time_launches brackets each run of a Python callable with a pair of CUDA
-// events recorded on the launch stream, so what is measured is the GPU's
-// time for the work the callable enqueued there, not the host's. The
+// time_launches and time_interleaved bracket each run of a Python callable
+// with a pair of CUDA events recorded on the launch stream, so what is
+// measured is the GPU's time for the work the callable enqueued there, not
+// the host's; time_interleaved has several callables take turns. The
 // autotuner's cache key needs the device's name and the driver's version;
 // stream_is_capturing lets it refuse to time inside a CUDA graph capture
 // (recording events and launching there would end up in the graph).
@@ -17,8 +18,6 @@
 
 #include <pybind11/stl.h>
 
-#include <map>
-#include <mutex>
 #include <vector>
 
 namespace py = pybind11;
