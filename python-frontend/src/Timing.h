@@ -10,8 +10,8 @@
 #include <pybind11/pybind11.h>
 
 namespace tile_py {
-/// Adds time_launches, stream_is_capturing, cuda_device_name and
-/// cuda_driver_version to the module.
+/// Adds time_launches, time_interleaved, l2_flush_ptx, stream_is_capturing,
+/// cuda_synchronize, cuda_device_name and cuda_driver_version to the module.
 void registerTiming(pybind11::module_ &m);
 } // namespace tile_py
 
