@@ -1,42 +1,99 @@
-"""Whether the autotuner reads attention's configs as bench does: at B4 H32
-L4096 D64 (f16, causal and not) the tuner's choice, then its two leading
-configs (64-row blocks two to an SM; 128-row blocks) and SDPA timed by
-bench's interleaved medians, together and each alone. Run with
-TILE_PRINT_AUTOTUNING=1 to see the tuner's readings of every config:
+"""Whether the autotuner reads attention's configs as bench does. For
+causal D128 and non-causal D64 (B4 H32 L4096, f16), the configs whose
+readings disagreed on an H100 (2026-12-07: 225 KB blocks and 64-row blocks
+two to an SM read 8-30% slower in the tuner than in bench) and SDPA are
+timed by each method:
 
-    bash scripts/device-run.sh python bench/tuner_probe.py
+1. time_launches, each config alone (the tuner's first pass);
+2. time_launches one run at a time in turns, waiting after each run (the
+   tuner's confirmation round until 2026-12-07);
+3. time_interleaved (its confirmation round since);
+4. bench's interleaved_medians (torch's zero_() as the flush);
+5. bench's method, each alone;
+6. each alone, flushed by fill_(1), surely a kernel.
 
-(2026-12-07: the tuner read the 64-row config at 1.62 ms where bench had
-read 1.24; see docs/performance.md.)"""
+Then the tuner's own choice and readings (TILE_PRINT_AUTOTUNING=1 prints
+them). Run: `bash scripts/device-run.sh python bench/tuner_probe.py`."""
 import os
 import sys
+import time
+
 import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kernels as K  # noqa: E402
 import harness as Hn  # noqa: E402
+from tile import backend  # noqa: E402
+
+FLUSH_BYTES = 256 << 20
+
+
+def median(xs):
+    return round(sorted(xs)[len(xs) // 2], 4)
+
+
+def alone_filled(fn, flush, runs=60):
+    """Method 6: each run after flush.fill_(1), all enqueued, one wait."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(runs)]
+    for start, end in events:
+        flush.fill_(1)
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return median([s.elapsed_time(e) for s, e in events])
+
+
+def probe(D, causal, configs):
+    mod = backend.require("timing")
+    stream = torch.cuda.current_stream().cuda_stream
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    Bz, H, L = 4, 32, 4096
+    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    fns = {}
+    for name, (bm, bn, hints) in configs.items():
+        kern = K.attention.replace_hints(**hints) if hints else K.attention
+        fns[name] = (lambda kern=kern, bm=bm, bn=bn: kern[(L // bm, Bz * H)](
+            q, k, v, o, D ** -0.5, BM=bm, BN=bn, D=D, CAUSAL=causal, GROUP=1))
+    fns["sdpa"] = lambda: torch.nn.functional.scaled_dot_product_attention(
+        q.view(Bz, H, L, D), k.view(Bz, H, L, D), v.view(Bz, H, L, D), is_causal=causal)
+    for fn in fns.values():
+        fn()
+    torch.cuda.synchronize()
+    names = list(fns)
+    methods = {
+        "1 alone (tuner's first pass)": lambda: [
+            median(mod.time_launches(fns[n], stream, 20, 80, None, FLUSH_BYTES)) for n in names],
+        "2 turns, a wait after each run": lambda: [
+            median(x) for x in zip(*[[mod.time_launches(fns[n], stream, 0, 1, None,
+                                                        FLUSH_BYTES)[0] for n in names]
+                                     for _ in range(60)])],
+        "3 time_interleaved": lambda: [
+            median(x) for x in mod.time_interleaved([fns[n] for n in names], stream, 0, 80, [],
+                                                    FLUSH_BYTES)],
+        "4 bench interleaved": lambda: [
+            round(x, 4) for x in Hn.interleaved_medians([fns[n] for n in names])],
+        "5 bench alone": lambda: [
+            round(Hn.interleaved_medians([fns[n]])[0], 4) for n in names],
+        "6 alone, fill_(1)": lambda: [alone_filled(fns[n], flush) for n in names],
+    }
+    print(f"D{D} causal={causal}: {names}", flush=True)
+    for label, method in methods.items():
+        print(f"  [{time.strftime('%H:%M:%S')}] {label}: {method()}", flush=True)
+    K.attention_tuned[lambda m: (L // m["BM"], Bz * H)](q, k, v, o, D ** -0.5, D=D,
+                                                       CAUSAL=causal, GROUP=1)
+    torch.cuda.synchronize()
+    print(f"  tuner chose {K.attention_tuned.best_config}", flush=True)
 
 
 def main():
-    Bz, H, L, D = 4, 32, 4096, 64
-    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
-    o = torch.empty_like(q)
-    small = K.attention.replace_hints(num_stages=3, ws_registers=(24, 232))
-    for causal in (False, True):
-        K.attention_tuned[lambda m: (L // m["BM"], Bz * H)](q, k, v, o, D ** -0.5, D=D,
-                                                           CAUSAL=causal, GROUP=1)
-        torch.cuda.synchronize()
-        print("tuner chose", K.attention_tuned.best_config, flush=True)
-        bm64 = lambda: small[(L // 64, Bz * H)](q, k, v, o, D ** -0.5, BM=64, BN=128, D=D,  # noqa
-                                               CAUSAL=causal, GROUP=1)
-        bm128 = lambda: K.attention[(L // 128, Bz * H)](  # noqa
-            q, k, v, o, D ** -0.5, BM=128, BN=128, D=D, CAUSAL=causal, GROUP=1)
-        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(  # noqa
-            q.view(Bz, H, L, D), k.view(Bz, H, L, D), v.view(Bz, H, L, D), is_causal=causal)
-        print(f"causal={causal} interleaved [bm64(24,232), bm128, sdpa]:",
-              [round(x, 4) for x in Hn.interleaved_medians([bm64, bm128, sdpa])], flush=True)
-        print(f"causal={causal} bm64 alone:", [round(x, 4) for x in Hn.interleaved_medians([bm64])],
-              " bm128 alone:", [round(x, 4) for x in Hn.interleaved_medians([bm128])], flush=True)
+    probe(128, True, {"128x128": (128, 128, None), "128x64": (128, 64, None),
+                      "128x128 turns": (128, 128, dict(ping_pong=True))})
+    probe(64, False, {"64x128 two an SM": (64, 128, dict(num_stages=3, ws_registers=(24, 232))),
+                      "128x128": (128, 128, None),
+                      "128x256 2 slots": (128, 256, dict(num_stages=2))})
 
 
 if __name__ == "__main__":
