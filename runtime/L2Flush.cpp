@@ -4,6 +4,7 @@
 
 #include "runtime/CudaModule.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
