@@ -32,17 +32,22 @@ def binary_digest(compiled):
 
 def tuned_choice(tuned):
     """(the autotuner's last choice, its readings of every config for that
-    choice's key, {config: ms}), for the row: a choice that looks wrong in
-    the table can be checked against what the tuner measured."""
+    choice's key, {config: ms}, and the same from its first pass), for the
+    row: a choice that looks wrong in the table can be checked against what
+    the tuner measured."""
     key = list(tuned.cache)[-1] if tuned.cache else None  # the latest choice's
     timings = tuned.configs_timings.get(key) or {}  # (none when loaded from disk)
-    return str(tuned.best_config), {str(c): round(ms, 4) for c, ms in timings.items()}
+    first = tuned.first_timings.get(key) or {}
+    return str(tuned.best_config), {str(c): round(ms, 4) for c, ms in timings.items()}, \
+        {str(c): round(ms, 4) for c, ms in first.items()}
 
 
 def record(problem, impl, ms, flops=None, nbytes=None, err=None, config=None):
     r = {"problem": problem, "impl": impl, "ms": ms}
     if isinstance(config, tuple):
-        config, readings = config
+        config, readings, first = config
+        if first != readings:
+            r["tuner_first_ms"] = first  # before the confirmation round
         if readings:
             r["tuner_ms"] = readings
             if config in readings and ms == ms and ms > 0:

@@ -179,7 +179,8 @@ class Autotuner:
     the chosen config's Constants (`lambda meta: (tile.cdiv(n, meta["BLOCK"]),)`).
 
     Observations: `cache` (key -> chosen Config), `best_config` (the last
-    choice), `configs_timings` (key -> {Config: ms}), `failures` (key ->
+    choice), `configs_timings` (key -> {Config: ms}), `first_timings` (the
+    same before the confirmation round), `failures` (key ->
     [(Config, reason)]), `tuning_count` (searches run in this process),
     `confirmed_count` (searches whose close leaders were timed again),
     `twins` (key -> {Config: the earlier Config whose binary and grid it
@@ -212,6 +213,7 @@ class Autotuner:
         self.verbose = os.environ.get("TILE_PRINT_AUTOTUNING", "").strip() not in ("", "0")
         self.cache = {}
         self.configs_timings = {}
+        self.first_timings = {}  # key -> {Config: ms}, before the confirmation
         self.failures = {}
         self.best_config = None
         self.tuning_count = 0
@@ -406,14 +408,17 @@ class Autotuner:
                     failures.append((cfg, f"{type(e).__name__}: {e}"))
                 except _SameBinary as same:
                     twins[i] = same.first
+            first = dict(timings)
             self._confirm(timings, grid, args, kwargs, named, backend, raw_stream)
         finally:
             progress.done()
             self._restore(named, final=True)
         self.twins[key] = {self.configs[i]: self.configs[j] for i, j in twins.items()}
-        self.configs_timings[key] = {self.configs[i]: ms for i, ms in timings.items()}
-        self.configs_timings[key].update(
-            {self.configs[i]: timings[j] for i, j in twins.items() if j in timings})
+        for attr, readings in (("configs_timings", timings), ("first_timings", first)):
+            by_config = {self.configs[i]: ms for i, ms in readings.items()}
+            by_config.update({self.configs[i]: readings[j] for i, j in twins.items()
+                              if j in readings})
+            getattr(self, attr)[key] = by_config
         self.failures[key] = failures
         if not timings:
             raise self._all_failed(failures)
