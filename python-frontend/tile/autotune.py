@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import sys
 import threading
 import time
@@ -590,12 +589,12 @@ class Autotuner:
         if ir_hash is None:
             return None  # nothing traces: the search reports why
         try:
-            device, driver = _device_identity(backend)
+            device, driver = tuning_cache.device_identity(backend)
         except Exception:  # noqa: BLE001 - a device we cannot name: do not persist
             return None
         return {"kernel": f"{self.fn.__module__}.{self.fn.__qualname__}",
                 "ir_sha256": ir_hash, "backend": backend, "device": device,
-                "driver": driver, "build": _build_identity(),
+                "driver": driver, "build": tuning_cache.build_identity(),
                 "key": [_persisted_part(p) for p in key],
                 "configs": [c.describe() for c in self.configs],
                 "pruned": [i for i, _ in pairs]}
@@ -653,47 +652,6 @@ def _show_key(key):
     return "(" + ", ".join(repr(p[1]) if p.__class__ is tuple and len(p) == 2 else
                            f"{p[1]}{tuple(p[2])}" if p.__class__ is tuple else str(p)
                            for p in key) + ")"
-
-
-_identity_cache = {}
-
-
-def _device_identity(backend):
-    got = _identity_cache.get(backend)
-    if got is None:
-        if backend == "cuda":
-            mod = _backend.require("autotuning")
-            major, minor = mod.cuda_device_capability(0)
-            got = (f"{mod.cuda_device_name(0)} sm_{major}{minor}",
-                   int(mod.cuda_driver_version()))
-        else:
-            got = (f"cpu {platform.machine()} {_cpu_model()} {os.cpu_count()} cores", 0)
-        _identity_cache[backend] = got
-    return got
-
-
-def _cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def _build_identity():
-    mod = _backend.load()
-    fn = getattr(mod, "build_identity", None) if mod is not None else None
-    if fn is not None:
-        return fn()
-    path = _backend.find_module_file() or "?"
-    try:
-        st = os.stat(path)
-        return f"{path}:{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        return path
 
 
 def _launch_stream(stream):

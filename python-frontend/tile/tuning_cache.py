@@ -17,6 +17,9 @@ list, is ignored and the kernel is tuned again. A plain checksum (rather than
 the binary cache's HMAC) is enough: an entry only selects one of the configs
 the program itself lists, and is checked against that list, so a forged entry
 can at worst pick a slower config, never run foreign code.
+
+`device_identity` and `build_identity` name what a choice was timed on (the
+device and driver, the tile build); autotune.py puts them in the identity.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import stat
 import time
 import uuid
 from typing import Optional
+
+from . import backend as _backend
 
 
 
@@ -226,3 +232,47 @@ def describe(entry: dict) -> str:
     key = ", ".join(_show_part(k) for k in ident.get("key", []))
     return (f"{str(ident.get('kernel', '?')):<24.24} {str(ident.get('device', '?')):<24.24} "
             f"({key}) -> {chosen}")
+
+
+_device_identities = {}
+
+
+def device_identity(backend):
+    """(device, driver version) a persisted choice was timed on: the GPU's name
+    and compute capability, or the host CPU's model and cores."""
+    got = _device_identities.get(backend)
+    if got is None:
+        if backend == "cuda":
+            mod = _backend.require("autotuning")
+            major, minor = mod.cuda_device_capability(0)
+            got = (f"{mod.cuda_device_name(0)} sm_{major}{minor}",
+                   int(mod.cuda_driver_version()))
+        else:
+            got = (f"cpu {platform.machine()} {_cpu_model()} {os.cpu_count()} cores", 0)
+        _device_identities[backend] = got
+    return got
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def build_identity():
+    """The tile build that timed a persisted choice (its module's identity)."""
+    mod = _backend.load()
+    fn = getattr(mod, "build_identity", None) if mod is not None else None
+    if fn is not None:
+        return fn()
+    path = _backend.find_module_file() or "?"
+    try:
+        st = os.stat(path)
+        return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return path
