@@ -16,7 +16,8 @@ choice up in a dict and launch the kernel variant directly. A choice is
 persisted in the cache directory (tuning_cache.py), so another process with
 the same device, driver, compiler build, kernel and key tunes nothing.
 
-GPU timing uses CUDA events on the launch stream (`_tile.time_launches`); on
+GPU timing uses CUDA events on the launch stream (`_tile.time_launches`; the
+confirmation round's turns, `_tile.time_interleaved`); on
 the CPU backend, whose launches return when every block has run, a host
 timer around each launch.
 """
@@ -41,9 +42,10 @@ __all__ = ["Config", "autotune", "Autotuner"]
 
 _HINTS = ("num_warps", "num_stages", "occupancy", "num_ctas", "ws_registers", "ping_pong")
 _MAX_RUNS = 1000  # timed runs per config at most
-# Each timed GPU run starts after a memset of this much scratch memory (more
-# than any L2), as Triton's do_bench: cold caches for every config, and the
-# host's launch time hidden behind the memset. The H200 ran the bench's 1024^3
+# Each timed GPU run starts after a write of this much scratch memory (more
+# than any L2; runtime/L2Flush.cpp's kernel), as Triton's do_bench: cold
+# caches for every config, and the host's launch time hidden behind the
+# write. The H200 ran the bench's 1024^3
 # matmul 40% slower with the config chosen without it (short kernels measured
 # the host's launch gap).
 _L2_FLUSH_BYTES = 256 << 20
