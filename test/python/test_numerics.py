@@ -505,11 +505,16 @@ def test_torch_current_stream_is_used(dev, rng):
     x = torch.randn(n, device="cuda")
     out = torch.full_like(x, float("nan"))
     s = torch.cuda.Stream()
+    # The inputs were written on the default stream: as with any torch work
+    # on a side stream, s waits for it (without the wait the NaN fill of out2
+    # raced the kernel and the test failed once on an H100, 2026-12-07).
+    s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         vadd[(n // 1024,)](x, x, out, BLOCK=1024)
     s.synchronize()
     assert torch.equal(out, 2 * x)
     out2 = torch.full_like(x, float("nan"))
+    s.wait_stream(torch.cuda.current_stream())
     vadd[(n // 1024,)](x, x, out2, BLOCK=1024, stream=s.cuda_stream)
     s.synchronize()
     assert torch.equal(out2, 2 * x)
