@@ -13,7 +13,8 @@ timed by each method:
 6. each alone, flushed by fill_(1), surely a kernel.
 
 Then the tuner's own choice and readings (TILE_PRINT_AUTOTUNING=1 prints
-them). Run: `bash scripts/device-run.sh python bench/tuner_probe.py`."""
+them). Run: `bash scripts/device-run.sh python bench/tuner_probe.py`;
+with `rank-d64-causal`, only bench's method on causal D64's close configs."""
 import os
 import sys
 import time
@@ -88,7 +89,41 @@ def probe(D, causal, configs):
     print(f"  tuner chose {K.attention_tuned.best_config}", flush=True)
 
 
+def rank(D, causal, configs, repeats=3):
+    """Bench's method only (interleaved, best median of `repeats`), for a
+    shape where several configs read within a few percent of each other."""
+    Bz, H, L = 4, 32, 4096
+    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    fns = {}
+    for name, (bm, bn, hints) in configs.items():
+        kern = K.attention.replace_hints(**hints) if hints else K.attention
+        fns[name] = (lambda kern=kern, bm=bm, bn=bn: kern[(L // bm, Bz * H)](
+            q, k, v, o, D ** -0.5, BM=bm, BN=bn, D=D, CAUSAL=causal, GROUP=1))
+    fns["sdpa"] = lambda: torch.nn.functional.scaled_dot_product_attention(
+        q.view(Bz, H, L, D), k.view(Bz, H, L, D), v.view(Bz, H, L, D), is_causal=causal)
+    for fn in fns.values():
+        fn()
+    torch.cuda.synchronize()
+    best = None
+    for _ in range(repeats):
+        ms = Hn.interleaved_medians(list(fns.values()))
+        print(f"  {[round(x, 4) for x in ms]}", flush=True)
+        best = ms if best is None else [min(a, b) for a, b in zip(best, ms)]
+    print(f"D{D} causal={causal} best medians:", flush=True)
+    for name, ms in zip(fns, best):
+        print(f"  {name}: {ms:.4f} ms ({best[-1] / ms:.3f}x SDPA)", flush=True)
+
+
 def main():
+    if sys.argv[1:] == ["rank-d64-causal"]:
+        rank(64, True, {
+            "128x128": (128, 128, None),
+            "128x128 turns": (128, 128, dict(ping_pong=True)),
+            "128x256 2 slots": (128, 256, dict(num_stages=2)),
+            "64x128 two an SM": (64, 128, dict(num_stages=3, ws_registers=(24, 232))),
+            "128x64 3 slots": (128, 64, dict(num_stages=3))})
+        return
     probe(128, True, {"128x128": (128, 128, None), "128x64": (128, 64, None),
                       "128x128 turns": (128, 128, dict(ping_pong=True))})
     probe(64, False, {"64x128 two an SM": (64, 128, dict(num_stages=3, ws_registers=(24, 232))),

@@ -55,11 +55,13 @@ _PROGRESS_AFTER_S = 1.0
 # turn, and the medians of those runs rank them. One median moved by up to 7%
 # between back-to-back runs of the same binary on the H200, so a single pass
 # can keep a config that was lucky over a truly faster neighbour: the
-# leaders are the configs within 10% (5% until 2026-12-07, when bench's D64
+# leaders are the configs within 15% (5% until 2026-12-07, when bench's D64
 # attention took BM 128 in two runs of five on an H100 although bench times
-# it 5% slower than BM 64).
-_CONFIRM_WITHIN = 0.10
-_CONFIRM_MAX = 4
+# it 5% slower than BM 64; 10% until later that day, when the first pass read
+# causal D64's 64-row blocks, two an SM, 11-15% behind BM 128, which bench's
+# interleaved runs rate 2% ahead of it).
+_CONFIRM_WITHIN = 0.15
+_CONFIRM_MAX = 5
 _CONFIRM_ROUNDS = 3  # passes over the leaders on a GPU (best median kept)
 _CONFIRM_RUNS = 300  # timed runs per leader at most
 # Leaders closer than this are tied (run-by-run medians of one binary agreed

@@ -4,6 +4,7 @@ the fake libcuda for the CUDA-event timing path, and on a real GPU (marker
 gpu). Each test uses its own TILE_CACHE_DIR (conftest's or tmp_path)."""
 
 import glob
+import importlib
 import json
 import os
 import subprocess
@@ -15,6 +16,8 @@ import pytest
 
 import tile
 from tile import autotune_configs, backend, tuning_cache
+
+_TUNER = importlib.import_module("tile.autotune")  # the module (tile.autotune is the decorator)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # timing: the choice between configs is measured, so device-run.sh's parallel
@@ -114,9 +117,9 @@ def test_a_config_within_10_percent_of_the_fastest_reading_is_timed_again():
 
 def test_the_choice_compares_readings_of_the_confirmation_round_only():
     # On an H100 the confirmation round read every leader 4-14% slower than
-    # the first pass did; a config left out of the round (11% behind) then
-    # beat the leaders on its first-pass reading. Only the leaders compete.
-    true_ms = {"fast": 1.00, "close": 1.02, "out": 1.11}
+    # the first pass did; a config left out of the round (just behind the
+    # leaders) then beat them on its first-pass reading. Only leaders compete.
+    true_ms = {"fast": 1.00, "close": 1.02, "out": 1.03 + _TUNER._CONFIRM_WITHIN}
     current, reads = [None], {}
 
     def hook(name):
@@ -127,7 +130,7 @@ def test_the_choice_compares_readings_of_the_confirmation_round_only():
     def timer(fn):
         fn()
         reads[current[0]] = reads.get(current[0], 0) + 1
-        return true_ms[current[0]] * (1.0 if reads[current[0]] == 1 else 1.14)
+        return true_ms[current[0]] * (1.0 if reads[current[0]] == 1 else 1.2)
     k = make(configs, do_bench=timer)
     _run(k)
     assert reads == {"fast": 4, "close": 4, "out": 1}
