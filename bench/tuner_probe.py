@@ -14,12 +14,15 @@ timed by each method:
 
 Then the tuner's own choice and readings (TILE_PRINT_AUTOTUNING=1 prints
 them). Run: `bash scripts/device-run.sh python bench/tuner_probe.py`;
-with `rank-d64-causal`, only bench's method on causal D64's close configs."""
+with `rank-d64-causal`, only bench's method on causal D64's close configs;
+with `first-pass`, the tuner's first pass taken apart (first_pass())."""
 import os
 import sys
 import time
 
 import torch
+
+import tile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kernels as K  # noqa: E402
@@ -115,7 +118,53 @@ def rank(D, causal, configs, repeats=3):
         print(f"  {name}: {ms:.4f} ms ({best[-1] / ms:.3f}x SDPA)", flush=True)
 
 
+def first_pass(D=64, causal=True):
+    """Why the tuner's first pass read the 64-row D64 config 12-27% slow
+    (H100, 2026-12-07) when time_launches on the same kernel alone read it
+    right: a fresh tuner's search, then the first pass's own timing
+    (Autotuned._time, private, used here on purpose) of each config in the
+    list's order, in reverse, and time_launches on a plain launch of each."""
+    mod = backend.require("timing")
+    raw = torch.cuda.current_stream().cuda_stream
+    Bz, H, L = 4, 32, 4096
+    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    tuned = tile.autotune(configs=K.ATTENTION_SPACE, key=["q", "k", "D", "CAUSAL", "GROUP"],
+                          prune_configs_by={
+                              "early_config_prune": tile.autotune_configs.attention_prune()},
+                          )(K.attention)
+    grid = lambda m: (L // m["BM"], Bz * H)  # noqa: E731
+    args, kwargs = (q, k, v, o, D ** -0.5), dict(D=D, CAUSAL=causal, GROUP=1)
+    tuned[grid](*args, **kwargs)
+    torch.cuda.synchronize()
+    print(f"D{D} causal={causal}: tuner chose {tuned.best_config}", flush=True)
+    first = next(iter(tuned.first_timings.values()))
+    named = tuned._named_args(args, kwargs)
+    pairs = tuned._pruned(named)
+    for label, order in (("list order", pairs), ("reverse order", pairs[::-1])):
+        readings = {}
+        for i, cfg in order:
+            try:
+                readings[i] = tuned._time(i, cfg, grid, args, kwargs, named, "cuda", raw)
+            except tile.TileError:
+                readings[i] = float("nan")
+        print(f"  _time in {label}:", flush=True)
+        for i, cfg in pairs:
+            print(f"    {cfg}: {readings[i]:.4f} (search's first pass {first.get(cfg, float('nan')):.4f})",
+                  flush=True)
+    print("  time_launches, plain launches, each alone:", flush=True)
+    for i, cfg in pairs:
+        kern = tuned._variant(i)
+        fn = (lambda kern=kern, cfg=cfg: kern[grid](*args, **cfg.kwargs, **kwargs))
+        fn()
+        print(f"    {cfg}: {median(mod.time_launches(fn, raw, 20, 80, None, FLUSH_BYTES)):.4f}",
+              flush=True)
+
+
 def main():
+    if sys.argv[1:] == ["first-pass"]:
+        first_pass()
+        return
     if sys.argv[1:] == ["rank-d64-causal"]:
         rank(64, True, {
             "128x128": (128, 128, None),
