@@ -402,15 +402,24 @@ class Autotuner:
                     self._variant(i).compile(*args, **cfg.kwargs, **kwargs)
                 except TileError:
                     pass
+            # On a GPU the first pass estimates each config's time from a few
+            # runs, then times them all in turns (_interleaved): timed each
+            # alone, an H100 read D64 attention's 64-row blocks 5-27% slower
+            # than in turns with the others (2026-12-07), and bench times in
+            # turns.
+            in_turns = backend == "cuda" and self.do_bench is None
             for n, (i, cfg) in enumerate(pairs):
                 progress.update(n)
                 try:
                     timings[i] = self._time(i, cfg, grid, args, kwargs, named, backend,
-                                            raw_stream, binaries, twins)
+                                            raw_stream, binaries, twins, estimate=in_turns)
                 except TileError as e:
                     failures.append((cfg, f"{type(e).__name__}: {e}"))
                 except _SameBinary as same:
                     twins[i] = same.first
+            if in_turns and len(timings) > 1:
+                self._interleaved(timings, list(timings), 1, grid, args, kwargs, named,
+                                  raw_stream)
             first = dict(timings)
             confirmed = self._confirm(timings, grid, args, kwargs, named, backend, raw_stream)
         finally:
@@ -465,24 +474,10 @@ class Autotuner:
         order = [i for _, i in leaders]
         slowest = max(timings[i] for i in order)
         if backend == "cuda" and self.do_bench is None:
-            # All runs enqueued in turns with one wait at the end, as bench
-            # times (a wait per run idles the GPU between runs).
-            runs = max(10, min(_CONFIRM_RUNS // _CONFIRM_ROUNDS,
-                               int(self.rep / max(slowest, 1e-4))))
-            runners = [self._runner(i, self.configs[i], grid, args, kwargs, named, raw_stream)
-                       for i in order]
-            mod = _backend.require("timing kernel launches")
-            medians = []
-            try:
-                for _ in range(_CONFIRM_ROUNDS):
-                    times = mod.time_interleaved([r for r, _ in runners], raw_stream, 0, runs,
-                                                 [b for _, b in runners], _L2_FLUSH_BYTES)
-                    medians.append([_median(xs) for xs in times])
-            except TileError:
-                return []  # each ran alone already: keep those times
+            if not self._interleaved(timings, order, _CONFIRM_ROUNDS, grid, args, kwargs,
+                                     named, raw_stream):
+                return []  # the first pass's times stay
             self.confirmed_count += 1
-            for n, i in enumerate(order):
-                timings[i] = min(m[n] for m in medians)
             return order
         self.confirmed_count += 1
         rounds = _CONFIRM_ROUNDS if self.do_bench is not None else \
@@ -501,6 +496,32 @@ class Autotuner:
         for i, xs in samples.items():
             timings[i] = _median(xs)
         return list(samples)
+
+    def _interleaved(self, timings, order, passes, grid, args, kwargs, named, raw_stream):
+        """Times the configs `order` on the GPU in turns (run r of each before
+        run r+1 of any, every run enqueued and waited for once, as bench
+        times), `passes` times, about `rep` ms of the slowest each (10 runs
+        at least; 100 at most in a pass of several); each config's time in
+        `timings` becomes its best median. False, changing nothing, when a
+        launch failed."""
+        slowest = max(max(timings[i] for i in order), 1e-4)
+        cap = _MAX_RUNS if passes == 1 else _CONFIRM_RUNS // passes
+        runs = max(10, min(cap, int(self.rep / slowest)))
+        warm = 0 if passes > 1 else max(1, min(runs, int(self.warmup / slowest)))
+        runners = [self._runner(i, self.configs[i], grid, args, kwargs, named, raw_stream)
+                   for i in order]
+        mod = _backend.require("timing kernel launches")
+        medians = []
+        try:
+            for _ in range(passes):
+                times = mod.time_interleaved([r for r, _ in runners], raw_stream, warm, runs,
+                                             [b for _, b in runners], _L2_FLUSH_BYTES)
+                medians.append([_median(xs) for xs in times])
+        except TileError:
+            return False
+        for n, i in enumerate(order):
+            timings[i] = min(m[n] for m in medians)
+        return True
 
     def _all_failed(self, failures):
         reasons = "\n".join(f"  {cfg}: {why}" for cfg, why in failures)
@@ -528,10 +549,11 @@ class Autotuner:
                 _zero(named[name], name, self)
 
     def _time(self, i, cfg, grid, args, kwargs, named, backend, raw_stream,
-              binaries=None, twins=None):
-        """The config's time in ms. With `binaries` (identity -> config index):
-        raises _SameBinary instead when an earlier config launched the same
-        binary on the same grid."""
+              binaries=None, twins=None, estimate=False):
+        """The config's time in ms (with `estimate`, the fastest of three runs
+        only). With `binaries` (identity -> config index): raises _SameBinary
+        instead when an earlier config launched the same binary on the same
+        grid."""
         run, before = self._runner(i, cfg, grid, args, kwargs, named,
                                    raw_stream if backend == "cuda" else None)
         # First launch: compiles; a compile or launch error skips the config.
@@ -548,6 +570,8 @@ class Autotuner:
         measure = self._measure(run, before, backend, raw_stream)
         first = measure(0, 3)
         est = max(min(first), 1e-4)
+        if estimate:
+            return est
         n_warm = max(1, min(_MAX_RUNS, int(self.warmup / est)))
         n_rep = max(1, min(_MAX_RUNS, int(self.rep / est)))
         return _median(first + measure(n_warm, n_rep))

@@ -653,13 +653,21 @@ INTERLEAVED_SCRIPT = textwrap.dedent("""
         mod.time_interleaved([launcher("a", 16)], 0x5000, 0, 1, [None, None])
     except ValueError as e:
         out["mismatch"] = str(e)
-    # Two configs of one block count read alike: the confirmation round
-    # times them in turns through time_interleaved.
+    # Two configs of one block count read alike: the first pass and the
+    # confirmation round's three passes time them in turns through
+    # time_interleaved.
+    turns, plain = [], mod.time_interleaved
+
+    def recorded(fns, *rest):
+        turns.append(len(fns))
+        return plain(fns, *rest)
+    mod.time_interleaved = recorded
     tuned = tile.autotune(configs=[tile.Config({"BLOCK": 1024}),
                                    tile.Config({"BLOCK": 1024}, num_warps=2)],
                           key=["n"], warmup=0.01, rep=0.05)(tile.kernel(scale))
     tuned[lambda m: (n // m["BLOCK"],)](x, o, n, stream=0x5000)
     out["confirmed"] = tuned.confirmed_count
+    out["turns"] = turns
     out["tuned"] = sorted(tuned.configs_timings[next(iter(tuned.configs_timings))].values())
     print(json.dumps(out))
 """)
@@ -679,6 +687,7 @@ def test_interleaved_timing_on_the_fake_driver(tmp_path):
     assert r["live_events"] == 0
     assert "one before per function" in r["mismatch"]
     assert r["confirmed"] == 1 and r["tuned"] == pytest.approx([0.016, 0.016], rel=1e-3)
+    assert r["turns"] == [2, 2, 2, 2]  # the first pass, then three confirmation passes
 
 
 @pytest.mark.gpu
