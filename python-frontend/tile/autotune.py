@@ -28,11 +28,10 @@ import hashlib
 import os
 import sys
 import threading
-import time
 
 from . import backend as _backend
 from . import interop
-from . import tuning_cache
+from . import tuning_cache, tuning_runs
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
                      TileValueError, user_location)
 from .hints import check_num_stages, check_ping_pong, check_ws_registers
@@ -49,7 +48,6 @@ _MAX_RUNS = 1000  # timed runs per config at most
 # matmul 40% slower with the config chosen without it (short kernels measured
 # the host's launch gap).
 _L2_FLUSH_BYTES = 256 << 20
-_PROGRESS_AFTER_S = 1.0
 # After every config has been timed once, the ones within this fraction of
 # the fastest (at most _CONFIRM_MAX of them) are timed again run by run in
 # turn, and the medians of those runs rank them. One median moved by up to 7%
@@ -385,13 +383,13 @@ class Autotuner:
                     kernel=self.__name__, location=user_location())
         self.tuning_count += 1
         # The pristine values, copied once (an uncopyable one is the user's error).
-        self._state.saved = {n: _copy_of(named[n], n, self) for n in self.restore_value}
+        self._state.saved = {n: tuning_runs.copy_of(named[n], n, self) for n in self.restore_value}
         timings, failures = {}, []
         # Configs that compile to the same binary with the same grid (a hint
         # the compiler would have chosen anyway) are one candidate: the first
         # is timed, the others are its twins (twin -> first).
         binaries, twins = {}, {}
-        progress = _Progress(self.__name__, len(pairs))
+        progress = tuning_runs.Progress(self.__name__, len(pairs))
         try:
             # Every config compiles before any is timed: a compile leaves the
             # GPU idle for a second or more, and a config timed right after
@@ -494,7 +492,7 @@ class Autotuner:
             for i, sample in samplers.items():
                 samples[i].append(sample())
         for i, xs in samples.items():
-            timings[i] = _median(xs)
+            timings[i] = tuning_runs.median(xs)
         return list(samples)
 
     def _interleaved(self, timings, order, passes, grid, args, kwargs, named, raw_stream):
@@ -516,7 +514,7 @@ class Autotuner:
             for _ in range(passes):
                 times = mod.time_interleaved([r for r, _ in runners], raw_stream, warm, runs,
                                              [b for _, b in runners], _L2_FLUSH_BYTES)
-                medians.append([_median(xs) for xs in times])
+                medians.append([tuning_runs.median(xs) for xs in times])
         except TileError:
             return False
         for n, i in enumerate(order):
@@ -535,18 +533,18 @@ class Autotuner:
     def _before(self, cfg, named):
         self._restore(named, final=False)
         for name in self.reset_to_zero:
-            _zero(named[name], name, self)
+            tuning_runs.zero(named[name], name, self)
         if cfg.pre_hook is not None:
             cfg.pre_hook(named)
 
     def _restore(self, named, final):
         saved = getattr(self._state, "saved", None)
         for name, copy in (saved or {}).items():
-            _copy_into(named[name], copy, name, self)
+            tuning_runs.copy_into(named[name], copy, name, self)
         if final:
             self._state.saved = None
             for name in self.reset_to_zero:  # the real launch starts from zero too
-                _zero(named[name], name, self)
+                tuning_runs.zero(named[name], name, self)
 
     def _time(self, i, cfg, grid, args, kwargs, named, backend, raw_stream,
               binaries=None, twins=None, estimate=False):
@@ -574,7 +572,7 @@ class Autotuner:
             return est
         n_warm = max(1, min(_MAX_RUNS, int(self.warmup / est)))
         n_rep = max(1, min(_MAX_RUNS, int(self.rep / est)))
-        return _median(first + measure(n_warm, n_rep))
+        return tuning_runs.median(first + measure(n_warm, n_rep))
 
     def _bench_sample(self, run, before):
         def bench_run():
@@ -588,7 +586,7 @@ class Autotuner:
             mod = _backend.require("timing kernel launches")
             return lambda warm, reps: list(mod.time_launches(run, raw_stream, warm, reps,
                                                              before, _L2_FLUSH_BYTES))
-        return lambda warm, reps: _host_times(run, before, warm, reps)
+        return lambda warm, reps: tuning_runs.host_times(run, before, warm, reps)
 
     def _runner(self, i, cfg, grid, args, kwargs, named, launch_stream):
         """(run, before): one launch of config i, and what goes before each."""
@@ -708,83 +706,3 @@ def _launch_stream(stream):
     except Exception:  # noqa: BLE001 - torch without a usable CUDA
         pass
     return 0
-
-
-def _host_times(run, before, warm, reps):
-    for _ in range(warm):
-        before()
-        run()
-    out = []
-    clock = time.perf_counter
-    for _ in range(reps):
-        before()
-        t = clock()
-        run()
-        out.append((clock() - t) * 1e3)
-    return out
-
-
-def _median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
-# -- restore_value / reset_to_zero: the arrays' own copy methods ---------------
-def _copy_of(x, name, tuner):
-    if hasattr(x, "clone") and hasattr(x, "copy_"):  # torch
-        return x.clone()
-    if hasattr(x, "copy") and hasattr(x, "__setitem__"):  # NumPy, CuPy
-        return x.copy()
-    raise TileTypeError(f"restore_value: argument '{name}' is a {type(x).__name__}, which "
-                        "tile cannot copy (it restores torch tensors, NumPy and CuPy arrays)",
-                        "drop it from restore_value, or pass a torch/NumPy/CuPy array",
-                        kernel=tuner.__name__, location=user_location())
-
-
-def _copy_into(x, saved, name, tuner):
-    if hasattr(x, "copy_"):
-        x.copy_(saved)
-    else:
-        x[...] = saved
-
-
-def _zero(x, name, tuner):
-    if hasattr(x, "zero_"):
-        x.zero_()
-    elif hasattr(x, "fill") and hasattr(x, "__setitem__"):
-        x.fill(0)
-    else:
-        raise TileTypeError(f"reset_to_zero: argument '{name}' is a {type(x).__name__}, "
-                            "which tile cannot zero (torch tensors, NumPy and CuPy arrays)",
-                            kernel=tuner.__name__, location=user_location())
-
-
-class _Progress:
-    """A one-line progress bar on stderr for searches that last more than a
-    second, drawn only when stderr is a terminal."""
-
-    def __init__(self, name, total):
-        self.name, self.total = name, total
-        self.start = time.perf_counter()
-        try:
-            self.tty = sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            self.tty = False
-        self.drawn = False
-
-    def update(self, n):
-        if not self.tty or time.perf_counter() - self.start < _PROGRESS_AFTER_S:
-            return
-        width = 30
-        filled = int(width * n / max(self.total, 1))
-        sys.stderr.write(f"\rtile: autotuning {self.name} [{'#' * filled}"
-                         f"{'.' * (width - filled)}] {n}/{self.total} configs")
-        sys.stderr.flush()
-        self.drawn = True
-
-    def done(self):
-        if self.drawn:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-

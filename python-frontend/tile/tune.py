@@ -18,7 +18,7 @@ from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from . import backend as _backend
 from . import interop
-from .autotune import _host_times
+from .tuning_runs import host_times
 from .errors import TileLaunchError, user_location
 from .kernel import Kernel
 
@@ -178,7 +178,7 @@ def _measure(kern, grid, get_args, stream, backend):
             kern[grid](*state["args"])
 
         def batch(warm, reps):
-            return _host_times(run, before, warm, reps)
+            return host_times(run, before, warm, reps)
     for ms in batch(_WARMUP_RUNS, _BATCH):
         samples.add(ms * 1e3)
     while not samples.converged():
