@@ -49,10 +49,10 @@ def alone_filled(fn, flush, runs=60):
     return median([s.elapsed_time(e) for s, e in events])
 
 
-def probe(D, causal, configs):
-    mod = backend.require("timing")
-    stream = torch.cuda.current_stream().cuda_stream
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+def attention_fns(D, causal, configs):
+    """(name -> a launch of B4 H32 L4096 f16 attention) for each of
+    `configs` (name -> (BM, BN, hints)) and SDPA, each run once; and the
+    inputs (q, k, v, o)."""
     Bz, H, L = 4, 32, 4096
     q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)
@@ -66,6 +66,15 @@ def probe(D, causal, configs):
     for fn in fns.values():
         fn()
     torch.cuda.synchronize()
+    return fns, (q, k, v, o)
+
+
+def probe(D, causal, configs):
+    mod = backend.require("timing")
+    stream = torch.cuda.current_stream().cuda_stream
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    fns, (q, k, v, o) = attention_fns(D, causal, configs)
+    Bz, H, L = 4, 32, 4096
     names = list(fns)
     methods = {
         "1 alone (tuner's first pass)": lambda: [
@@ -95,19 +104,7 @@ def probe(D, causal, configs):
 def rank(D, causal, configs, repeats=3):
     """Bench's method only (interleaved, best median of `repeats`), for a
     shape where several configs read within a few percent of each other."""
-    Bz, H, L = 4, 32, 4096
-    q, k, v = (torch.randn(Bz * H, L, D, device="cuda", dtype=torch.float16) for _ in range(3))
-    o = torch.empty_like(q)
-    fns = {}
-    for name, (bm, bn, hints) in configs.items():
-        kern = K.attention.replace_hints(**hints) if hints else K.attention
-        fns[name] = (lambda kern=kern, bm=bm, bn=bn: kern[(L // bm, Bz * H)](
-            q, k, v, o, D ** -0.5, BM=bm, BN=bn, D=D, CAUSAL=causal, GROUP=1))
-    fns["sdpa"] = lambda: torch.nn.functional.scaled_dot_product_attention(
-        q.view(Bz, H, L, D), k.view(Bz, H, L, D), v.view(Bz, H, L, D), is_causal=causal)
-    for fn in fns.values():
-        fn()
-    torch.cuda.synchronize()
+    fns, _ = attention_fns(D, causal, configs)
     best = None
     for _ in range(repeats):
         ms = Hn.interleaved_medians(list(fns.values()))

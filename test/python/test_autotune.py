@@ -67,10 +67,11 @@ def test_best_config_is_chosen_and_hits_skip_tuning():
     assert k.tuning_count == 1 and k._variants[1].compile_count == compiles
 
 
-def _scripted(true_ms, unlucky, first_factor):
+def _scripted(true_ms, unlucky=None, first_factor=1.0, later_factor=1.0):
     """Configs named as `true_ms`'s keys (in order) and a timer scripted per
     config (each config's pre_hook names the one being run): every reading
     is the config's true time but the first of `unlucky`, `first_factor`
+    times it, and every config's readings after its first, `later_factor`
     times it. Returns (configs, timer, reads per name)."""
     current, reads = [None], {}
 
@@ -83,7 +84,9 @@ def _scripted(true_ms, unlucky, first_factor):
         fn()
         name = current[0]
         reads[name] = reads.get(name, 0) + 1
-        return true_ms[name] * (first_factor if name == unlucky and reads[name] == 1 else 1.0)
+        if reads[name] > 1:
+            return true_ms[name] * later_factor
+        return true_ms[name] * (first_factor if name == unlucky else 1.0)
     return configs, timer, reads
 
 
@@ -119,18 +122,8 @@ def test_the_choice_compares_readings_of_the_confirmation_round_only():
     # On an H100 the confirmation round read every leader 4-14% slower than
     # the first pass did; a config left out of the round (just behind the
     # leaders) then beat them on its first-pass reading. Only leaders compete.
-    true_ms = {"fast": 1.00, "close": 1.02, "out": 1.03 + _TUNER._CONFIRM_WITHIN}
-    current, reads = [None], {}
-
-    def hook(name):
-        return lambda named: current.__setitem__(0, name)
-    configs = [tile.Config({"REPS": r, "BLOCK": 64}, pre_hook=hook(name))
-               for r, name in enumerate(true_ms, 1)]
-
-    def timer(fn):
-        fn()
-        reads[current[0]] = reads.get(current[0], 0) + 1
-        return true_ms[current[0]] * (1.0 if reads[current[0]] == 1 else 1.2)
+    configs, timer, reads = _scripted(
+        {"fast": 1.00, "close": 1.02, "out": 1.03 + _TUNER._CONFIRM_WITHIN}, later_factor=1.2)
     k = make(configs, do_bench=timer)
     _run(k)
     assert reads == {"fast": 4, "close": 4, "out": 1}
