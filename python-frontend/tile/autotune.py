@@ -181,7 +181,9 @@ class Autotuner:
 
     Observations: `cache` (key -> chosen Config), `best_config` (the last
     choice), `configs_timings` (key -> {Config: ms}), `first_timings` (the
-    same before the confirmation round), `failures` (key ->
+    same before the confirmation round), `leaders` (key -> the Configs the
+    confirmation round timed again, fastest first reading first; the choice
+    is the fastest of them, or of all when empty), `failures` (key ->
     [(Config, reason)]), `tuning_count` (searches run in this process),
     `confirmed_count` (searches whose close leaders were timed again),
     `twins` (key -> {Config: the earlier Config whose binary and grid it
@@ -215,6 +217,7 @@ class Autotuner:
         self.cache = {}
         self.configs_timings = {}
         self.first_timings = {}  # key -> {Config: ms}, before the confirmation
+        self.leaders = {}  # key -> [Config] timed again in the confirmation round
         self.failures = {}
         self.best_config = None
         self.tuning_count = 0
@@ -424,6 +427,7 @@ class Autotuner:
             progress.done()
             self._restore(named, final=True)
         self.twins[key] = {self.configs[i]: self.configs[j] for i, j in twins.items()}
+        self.leaders[key] = [self.configs[i] for i in confirmed]
         for attr, readings in (("configs_timings", timings), ("first_timings", first)):
             by_config = {self.configs[i]: ms for i, ms in readings.items()}
             by_config.update({self.configs[i]: readings[j] for i, j in twins.items()

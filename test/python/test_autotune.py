@@ -128,6 +128,7 @@ def test_the_choice_compares_readings_of_the_confirmation_round_only():
     _run(k)
     assert reads == {"fast": 4, "close": 4, "out": 1}
     assert k.best_config is configs[0]
+    assert next(iter(k.leaders.values())) == [configs[0], configs[1]]
 
 
 def test_every_config_compiles_before_any_is_timed():
@@ -703,7 +704,12 @@ def test_autotune_on_the_gpu_with_torch():
     ref = a.double() @ b.double()
     assert ((c.double() - ref).norm() / ref.norm()).item() < 1e-2
     timings = next(iter(mm.configs_timings.values()))
-    assert mm.best_config in timings and timings[mm.best_config] == min(timings.values())
+    # The choice is the fastest leader on the confirmation round's readings
+    # (configs outside the round keep their first-pass readings), or one
+    # tied with it (the earlier in the list).
+    ranked = next(iter(mm.leaders.values())) or list(timings)
+    assert mm.best_config in ranked
+    assert timings[mm.best_config] <= min(timings[c] for c in ranked) * (1 + _TUNER._TIE_WITHIN)
     # Tuning during a capture is refused; after warm-up a capture replays the choice.
     g = torch.cuda.CUDAGraph()
     c2 = torch.empty(2048, 2048, device="cuda", dtype=torch.float16)
