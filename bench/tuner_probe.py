@@ -149,8 +149,8 @@ def first_pass(D=64, causal=True):
                 readings[i] = float("nan")
         print(f"  _time in {label}:", flush=True)
         for i, cfg in pairs:
-            print(f"    {cfg}: {readings[i]:.4f} (search's first pass {first.get(cfg, float('nan')):.4f})",
-                  flush=True)
+            searched = first.get(cfg, float("nan"))
+            print(f"    {cfg}: {readings[i]:.4f} (search's first pass {searched:.4f})", flush=True)
     print("  time_launches, plain launches, each alone:", flush=True)
     for i, cfg in pairs:
         kern = tuned._variant(i)

@@ -418,7 +418,7 @@ class Autotuner:
                     failures.append((cfg, f"{type(e).__name__}: {e}"))
                 except _SameBinary as same:
                     twins[i] = same.first
-            if in_turns and len(timings) > 1:
+            if in_turns and len(timings) > 1:  # (if it fails, the estimates stay)
                 self._interleaved(timings, list(timings), 1, grid, args, kwargs, named,
                                   raw_stream)
             first = dict(timings)
