@@ -243,9 +243,10 @@ class Autotuner:
         for c in configs:
             bad = [n for n in c.kwargs if n not in constants]
             if bad:
+                what = "is not a Constant parameter" if len(bad) == 1 else \
+                    "are not Constant parameters"
                 raise TileValueError(f"tile.autotune: {c} sets {', '.join(bad)}, which "
-                                     f"{'is not a Constant parameter' if len(bad) == 1 else 'are not Constant parameters'}"
-                                     f" of {kern.__name__}", "a Config sets Constants "
+                                     f"{what} of {kern.__name__}", "a Config sets Constants "
                                      "(BLOCK: tile.Constant[int]) and hints",
                                      kernel=kern.__name__, location=where)
         positional = [p.name for p in self._params if p.kind != p.KEYWORD_ONLY]

@@ -160,7 +160,8 @@ def test_a_tie_within_the_timers_resolution_goes_to_the_earlier_config(second_ms
         return lambda named: current.__setitem__(0, name)
     configs = [tile.Config({"REPS": 1, "BLOCK": 64}, pre_hook=hook("first")),
                tile.Config({"REPS": 2, "BLOCK": 64}, pre_hook=hook("second"))]
-    k = make(configs, do_bench=lambda fn: (fn(), {"first": 1.0, "second": second_ms}[current[0]])[1])
+    reading = {"first": 1.0, "second": second_ms}
+    k = make(configs, do_bench=lambda fn: (fn(), reading[current[0]])[1])
     _run(k)
     assert k.best_config is configs[chosen]
 
