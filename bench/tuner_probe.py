@@ -4,7 +4,7 @@ readings disagreed on an H100 (2026-12-07: 225 KB blocks and 64-row blocks
 two to an SM read 8-30% slower in the tuner than in bench) and SDPA are
 timed by each method:
 
-1. time_launches, each config alone (the tuner's first pass);
+1. time_launches, each config alone (the tuner's first pass until 32e8e58);
 2. time_launches one run at a time in turns, waiting after each run (the
    tuner's confirmation round until 2026-12-07);
 3. time_interleaved (its confirmation round since);
@@ -77,7 +77,7 @@ def probe(D, causal, configs):
     Bz, H, L = 4, 32, 4096
     names = list(fns)
     methods = {
-        "1 alone (tuner's first pass)": lambda: [
+        "1 alone (tuner's old first pass)": lambda: [
             median(mod.time_launches(fns[n], stream, 20, 80, None, FLUSH_BYTES)) for n in names],
         "2 turns, a wait after each run": lambda: [
             median(x) for x in zip(*[[mod.time_launches(fns[n], stream, 0, 1, None,

@@ -16,10 +16,11 @@ choice up in a dict and launch the kernel variant directly. A choice is
 persisted in the cache directory (tuning_cache.py), so another process with
 the same device, driver, compiler build, kernel and key tunes nothing.
 
-GPU timing uses CUDA events on the launch stream (`_tile.time_launches`; the
-confirmation round's turns, `_tile.time_interleaved`); on
-the CPU backend, whose launches return when every block has run, a host
-timer around each launch.
+GPU timing uses CUDA events on the launch stream: three runs of each config
+alone for an estimate (`_tile.time_launches`), then the first pass and the
+confirmation round in turns (`_tile.time_interleaved`); on the CPU backend,
+whose launches return when every block has run, a host timer around each
+launch.
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ from typing import Optional
 from . import backend as _backend
 
 
-
 class _LazyCache:
     # tile.cache is imported on first use: `import tile` importing it would
     # make `python -m tile.cache` warn that the module was already loaded.
