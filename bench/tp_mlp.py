@@ -8,7 +8,7 @@ torch's matmul and GELU, both with NCCL's all-reduce of the partial sums.
 Each rank times the whole block (GELU(X W1_r + b1_r) W2_r, all-reduce, + b2)
 with CUDA events, the implementations taking turns run by run, the median of
 `--runs`; rank 0 prints one markdown row per rank and implementation (ms,
-TFLOP/s of the rank's share). Keep NCCL_NVLS_ENABLE=0 (no NVLink multicast)."""
+TFLOP/s of the rank's share). NVLink multicast stays off (tp.start_nccl)."""
 
 import argparse
 import os
@@ -30,11 +30,7 @@ def main():
     ap.add_argument("--runs", type=int, default=50)
     a = ap.parse_args()
     M, D, F = (int(v) for v in a.shape.split(","))
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    local = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local)
-    dist.init_process_group("nccl")
-    rank, ranks = dist.get_rank(), dist.get_world_size()
+    local, rank, ranks = tp.start_nccl()
     dev = tp.Device()
     cfg = tp.blocks(dev.backend)
     gen = torch.Generator(device=f"cuda:{local}").manual_seed(0)

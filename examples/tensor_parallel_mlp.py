@@ -134,15 +134,31 @@ def main(M=96, D=64, F=128, ranks=2):
                           reference(x, w1, b1, w2, b2), rtol=rtol, atol=atol)
 
 
+# NVLink multicast off in NCCL, PyTorch and NVSHMEM: a program that uses it
+# can take a shared host's GPUs out of service (the GPU machines ask for it).
+NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def start_nccl():
+    """This torchrun rank on its GPU (cuda:LOCAL_RANK) in an NCCL process
+    group, multicast off: (local rank, rank, ranks)."""
+    import torch
+    import torch.distributed as dist
+
+    os.environ.update(NO_MULTICAST)
+    local = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl")
+    return local, dist.get_rank(), dist.get_world_size()
+
+
 def main_distributed(M=4096, D=4096, F=16384):
     """One rank per GPU under torchrun: NCCL all-reduce of the partial sums."""
     import torch
     import torch.distributed as dist
 
-    local = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local)
-    dist.init_process_group("nccl")
-    rank, ranks = dist.get_rank(), dist.get_world_size()
+    local, rank, ranks = start_nccl()
     dev = Device()
     cfg = blocks(dev.backend)
     host = inputs(M, D, F, np.float16)

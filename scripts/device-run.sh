@@ -5,6 +5,9 @@
 #        bash scripts/device-run.sh python SCRIPT [args...]  (e.g. bench/sweep_backward.py)
 #        bash scripts/device-run.sh attention  (issue 19's acceptance in one call:
 #          the attention rows of every shape, then the GPU suite on 14 workers)
+#        bash scripts/device-run.sh multi-gpu  (issue 21's acceptance in one call, on a
+#          kind with two GPUs: the tensor-parallel example and bench/tp_mlp.py on
+#          1 and 2 ranks under torchrun, then the GPU suite on the second GPU)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tile-out}
@@ -54,6 +57,21 @@ if [[ $what == all || $what == examples ]]; then
   for ex in examples/*.py; do
     echo "== $ex"; python3 "$ex" 2>&1 | tail -5 || status=1
   done 2>&1 | tee "$OUT/examples.txt"
+fi
+if [[ $what == multi-gpu ]]; then
+  # NVLink multicast off (the GPU machines' rule; start_nccl sets it too).
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  nvidia-smi --query-gpu=index,name --format=csv,noheader | tee -a "$OUT/gpu.txt"
+  torchrun=(timeout 240 python3 -m torch.distributed.run --standalone)
+  for run in "2 examples/tensor_parallel_mlp.py" "1 bench/tp_mlp.py" "2 bench/tp_mlp.py"; do
+    read -r ranks script <<< "$run"
+    echo "== $ranks rank(s): $script" | tee -a "$OUT/multi-gpu.txt"
+    "${torchrun[@]}" --nproc_per_node="$ranks" "$script" 2>&1 | tee -a "$OUT/multi-gpu.txt" | tail -20
+    (( PIPESTATUS[0] != 0 )) && status=1
+  done
+  # The suite on device 1 alone: nothing may assume device 0.
+  CUDA_VISIBLE_DEVICES=1 TEST_WORKERS=${TEST_WORKERS:-14} TEST_TIMEOUT=${TEST_TIMEOUT:-240} \
+    bash "$0" tests || status=1
 fi
 if [[ $what == python ]]; then
   timeout ${BENCH_TIMEOUT:-300} python3 "$@" 2>&1 | tee "$OUT/python-log.txt" | tail -60

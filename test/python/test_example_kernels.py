@@ -4,7 +4,9 @@ blocks, and the persistent matmul (a `while` over output tiles in L2-grouped
 order). Odd sizes, grids and group sizes reach the edges of both."""
 
 import math
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -404,3 +406,29 @@ def test_tensor_parallel_mlp_catches_a_wrong_shard(request, monkeypatch):
     main = TP["main"]
     monkeypatch.setitem(main.__globals__, "shard", wrong)
     assert main(M=70, D=48, F=64, ranks=2) == 1
+
+
+def test_tensor_parallel_ranks_start_with_nvlink_multicast_off(monkeypatch):
+    """Each torchrun rank joins NCCL with multicast off in NCCL, PyTorch and
+    NVSHMEM, whatever the environment said (multicast can take a shared
+    host's GPUs out of service), on the GPU its LOCAL_RANK names."""
+    import types
+
+    seen = {}
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(set_device=lambda d: seen.setdefault("device", d))
+    dist = types.ModuleType("torch.distributed")
+    dist.init_process_group = lambda backend: seen.update(
+        backend=backend, env={k: os.environ.get(k) for k in TP["NO_MULTICAST"]})
+    dist.get_rank, dist.get_world_size = (lambda: 3), (lambda: 4)
+    torch.distributed = dist
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.distributed", dist)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")
+    for name in TP["NO_MULTICAST"]:  # restored after the test
+        monkeypatch.setenv(name, os.environ.get(name, "unset"))
+    assert TP["start_nccl"]() == (1, 3, 4)
+    assert seen == {"device": 1, "backend": "nccl", "env": {
+        "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1"}}
