@@ -148,7 +148,36 @@ def test_a_factor_around_zero_times_inf_may_be_nan():
         assert Mo.binary("mul", tiny, inf, N.float16, sem).unk.tolist() == [True, False]
 
 
+def test_a_remainder_of_a_huge_quotient_is_unknown():
+    """x % y with y known to an ulp and x / y past float32's integers (or
+    past its range): the remainder can be anywhere in [0, y) (seed
+    20261210: 1.7e38 % rsqrt(1.7e38), whose quotient is inf in float32).
+    A small quotient keeps its interval."""
+    sem = Mo.Semantics()
+    x = Mo.MV(N.float32, np.array([1.7014117331926443e38, 3e9, 7.0]))
+    r = Mo.unary("rsqrt", x, N.float32, sem)
+    with np.errstate(all="ignore"):
+        m = Mo.binary("mod", x, r, N.float32, sem)
+    assert m.unk.tolist() == [True, True, False]
+    assert m.lo[2] <= 7.0 % (1 / np.sqrt(7.0)) <= m.hi[2]
+
+
 # -- the fuzzer finds what it should ----------------------------------------
+
+def test_a_reproducer_runs_as_written():
+    """The launch part of a report is Python that runs: inputs holding inf
+    and nan included (seed 20261210's report named an undefined `inf`)."""
+    values = np.array([[np.inf, -np.inf, np.nan, 1.5]], np.float32)
+    x = Input("x0", N.float32, "full", None, values)
+    prog = Program(1, 4, 1, 4, [x], [], G.Binary("add", G.Tile("X0", N.float32, (1, 4)),
+                                                  G.Lit(0.5)), label="inf")
+    text = reproducer(prog, {"status": "mismatch", "detail": ""})
+    launched = {}
+    env = {"fuzz_kernel": {prog.grid: lambda *a, **k: launched.update(args=a, consts=k)}}
+    exec(text.split("--- launch:\n")[1], env)
+    np.testing.assert_array_equal(launched["args"][0], values)
+    assert launched["consts"] == {"R": 1, "C": 4}
+
 
 def _tiny_program(op):
     x = Input("x0", N.float32, "full", None, np.arange(12.0).reshape(3, 4) - 5)

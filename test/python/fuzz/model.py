@@ -183,7 +183,13 @@ def f_floordiv_mod(op, a, b, dt):
     with np.errstate(all="ignore"):
         same_q = np.logical_and.reduce([(q == qs[0]) | (np.isnan(q) & np.isnan(qs[0]))
                                         for q in qs])
-    unk = unk | (~exact & (~same_q | divides_by_open_zero(b)))
+    # Past the precision's integers (inf included) equal quotients say
+    # nothing of their floors: one ulp of b moves a % b anywhere in [0, b)
+    # (seed 20261210: 1.7e38 % rsqrt(1.7e38)).
+    with np.errstate(invalid="ignore"):
+        huge = np.logical_or.reduce([np.abs(q) >= 2.0 ** (np.finfo(t).nmant + 1)
+                                     for q in qs])
+    unk = unk | (~exact & (~same_q | huge | divides_by_open_zero(b)))
     if op == "floordiv":
         return MV(dt, nom, unk=unk)
     # Same quotient q at every corner: a % b = a - q*b is bilinear there.

@@ -322,6 +322,7 @@ def reproducer(prog, outcome):
              outcome.get("detail", ""), "--- kernel source:", prog.source().rstrip(),
              "--- launch:"]
     lines.append("import numpy as np")
+    lines.append("from numpy import inf, nan  # as tolist() writes them")
     for inp, a in zip(prog.inputs, arrays_for(prog)):
         lines.append(f"{inp.name} = np.array({a.tolist()!r}, dtype=np.{a.dtype.name})")
     for name, dt, value in prog.scalars:
