@@ -617,7 +617,10 @@ class Kernel:
     def _binding_error(self, extra, kwargs, values):
         names = [n for n, _ in self.params]
         if extra:
-            why = (f"takes {len(names)} arguments but {len(names) + len(extra)} were given")
+            npos = sum(1 for p in self._signature.parameters.values()
+                       if p.kind is not p.KEYWORD_ONLY)
+            which = "arguments" if npos == len(names) else "positional arguments"
+            why = f"takes {npos} {which} but {npos + len(extra)} were given"
         elif kwargs:
             why = f"got unexpected keyword argument(s) {', '.join(map(repr, kwargs))}"
         else:

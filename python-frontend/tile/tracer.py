@@ -85,8 +85,13 @@ def trace(name, fn, params, key, def_loc):
                 raise AssertionError(f"unknown key part {part!r}")
         b.block.lines.extend(entry)
         _check_not_suspending(fn, def_loc)
+        # Keyword-only parameters (`def k(x, *, B)`) are passed by name.
+        kw_only = {n for n, p in inspect.signature(fn).parameters.items()
+                   if p.kind is p.KEYWORD_ONLY}
+        named = {n: v for (n, _), v in zip(params, values) if n in kw_only}
         try:
-            result = fn(*values)
+            result = fn(*(v for (n, _), v in zip(params, values) if n not in kw_only),
+                        **named)
         except RecursionError as e:
             raise _recursion_error(e) from None
         if result is not None:
