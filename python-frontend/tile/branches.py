@@ -10,6 +10,7 @@ type; two different Python numbers become a runtime scalar).
 """
 
 import math
+import threading
 
 from . import dtypes as D
 from . import ir
@@ -167,11 +168,18 @@ def if_(cond, then_fn, else_fn, init, names, live, lines, guard=False):
     return _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard)
 
 
+# Runtime ifs being traced (per thread): a `raise` inside one would stop
+# every trace, whichever way the condition goes at run time.
+_tracing = threading.local()
+
+
 def _trace_branch(b, fn, init):
     block = b.push()
+    _tracing.runtime_ifs = getattr(_tracing, "runtime_ifs", 0) + 1
     try:
         outs = fn(*init) if fn is not None else tuple(init)
     finally:
+        _tracing.runtime_ifs -= 1
         b.pop()
     return block, outs
 
@@ -313,6 +321,21 @@ def not_(x):
     b = ir.builder()
     true = b.constant("true", "i1")
     return Scalar(b.emit(f"arith.xori {t.name}, {true} : i1"), D.bool_)
+
+
+def raised(exc):
+    """What a kernel's `raise exc` raises: `exc` under Python and Constant
+    conditions (`if BLOCK > 1024: raise ...`, decided while tracing), an
+    error naming it under a runtime if, which tracing reaches on every
+    launch whichever way the condition goes at run time."""
+    if not getattr(_tracing, "runtime_ifs", 0):
+        return exc
+    what = exc.__name__ if isinstance(exc, type) else repr(exc)
+    return TileSyntaxError(
+        f"`raise {what}` under a runtime condition: a kernel cannot raise while it runs, "
+        "and tracing reaches both paths of a runtime if",
+        "check at run time with tile.assert_(cond, message); a raise under a "
+        "tile.Constant or Python condition is fine")
 
 
 def unsupported(what, hint):

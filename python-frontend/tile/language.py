@@ -62,10 +62,11 @@ class Value:
     def __bool__(self):
         raise TileTypeError(
             "a runtime value was used as a Python bool (`if`, `while`, `and`, "
-            "`or`, `not` or a conditional expression); only tile.Constant values "
+            "`or`, `not`, `assert` or a conditional expression); only tile.Constant values "
             "can steer tracing",
             "select elementwise with tile.where(cond, a, b), combine masks with "
-            "`&`, `|`, `~`, or make the value a tile.Constant parameter")
+            "`&`, `|`, `~`, check at run time with tile.assert_(cond, message), or make "
+            "the value a tile.Constant parameter")
 
     def __index__(self):
         raise TileTypeError(

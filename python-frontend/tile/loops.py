@@ -24,7 +24,7 @@ from .rewrite import UNDEF, grab, rewritten
 
 # grab, kernel_return: for rewritten code
 __all__ = ["range", "static_iter", "call", "for_", "while_", "if_", "ifexp", "and_", "or_",
-           "not_", "unsupported", "grab", "kernel_return", "returned", "UNDEF", "RUNTIME"]
+           "not_", "unsupported", "raised", "grab", "kernel_return", "returned", "UNDEF", "RUNTIME"]
 
 _MAX_PROBES = 6
 
@@ -619,7 +619,7 @@ def _describe(x):
 
 # The rest of the runtime the rewritten source calls (they use this module).
 from . import whiles  # noqa: E402
-from .branches import and_, if_, ifexp, not_, or_, unsupported  # noqa: E402,F401
+from .branches import and_, if_, ifexp, not_, or_, raised, unsupported  # noqa: E402,F401
 from .whiles import while_  # noqa: E402,F401
 
 RUNTIME = sys.modules[__name__]

@@ -441,7 +441,8 @@ def _first_stores(stmts):
 
 class _Unsupported(ast.NodeTransformer):
     """`try` and `with` statements become an error raised at their line when
-    traced (cuTile does not compile them either)."""
+    traced (cuTile does not compile them either); a `raise` is checked not
+    to be under a runtime condition."""
 
     _HINTS = {"try": "check conditions with if / tile.where instead of catching errors",
               "with": "call the functions directly"}
@@ -463,6 +464,13 @@ class _Unsupported(ast.NodeTransformer):
         return self._replace(node, "with")
 
     visit_AsyncWith = visit_With
+
+    def visit_Raise(self, node):
+        """`raise E` -> `raise __tile_rt.raised(E)` (branches.raised)."""
+        if node.exc is not None:
+            node.exc = _locate(ast.Call(func=_rt("raised", node.exc), args=[node.exc],
+                                        keywords=[]), node.exc)
+        return node
 
 
 class _KernelReturns(ast.NodeTransformer):

@@ -274,6 +274,26 @@ def test_try_and_with_are_errors_at_their_line(kernel, what):
     assert_at(err, kernel, kernel, "@stmt", what)
 
 
+@tile.kernel
+def raises_when_n_is_large(x, out, n, LIMIT: tile.Constant[int]):
+    t = tile.load(x, index=(0,), shape=(16,))
+    if LIMIT > 1000:  # decided while tracing: the user's own error
+        raise ValueError("LIMIT above 1000")
+    if n > LIMIT:
+        raise ValueError("n above LIMIT")  # @raise
+    tile.store(out, index=(0,), tile=t)
+
+
+def test_a_raise_under_a_runtime_condition_is_an_error_at_its_line():
+    """Tracing goes down both paths of `if n > LIMIT`: the raise would stop
+    every launch, n small or not (it did, with the user's ValueError)."""
+    err = trace_error(raises_when_n_is_large, F32, F32, 3, LIMIT=8)
+    assert_at(err, raises_when_n_is_large, raises_when_n_is_large, "@raise",
+              "`raise ValueError('n above LIMIT')`", "runtime condition", "tile.assert_")
+    with pytest.raises(ValueError, match="LIMIT above 1000"):
+        raises_when_n_is_large.trace(F32, F32, 3, LIMIT=2000)
+
+
 def doubled(t, n):
     return t if n <= 0 else doubled(t * 2.0, n - 1)  # @recurse
 
