@@ -162,9 +162,13 @@ def if_(cond, then_fn, else_fn, init, names, live, lines, guard=False):
     """Every rewritten `if` statement; `guard`: one escapes.py made to skip
     the statements after a break/continue/return."""
     if not isinstance(cond, Value):
-        if cond:
-            return then_fn(*init)
-        return else_fn(*init) if else_fn is not None else tuple(init)
+        fn = then_fn if cond else else_fn
+        outs = fn(*init) if fn is not None else tuple(init)
+        for name, before, after, used in zip(names, init, outs, live):
+            if after is UNDEF and before is not UNDEF and used:
+                raise TileTypeError(f"'{name}' is deleted (`del`) in this if and used after it",
+                                    "delete it after its last use, or assign it again")
+        return outs
     return _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard)
 
 

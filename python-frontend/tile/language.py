@@ -62,8 +62,8 @@ class Value:
     def __bool__(self):
         raise TileTypeError(
             "a runtime value was used as a Python bool (`if`, `while`, `and`, "
-            "`or`, `not`, `assert` or a conditional expression); only tile.Constant values "
-            "can steer tracing",
+            "`or`, `not`, `assert`, `match` or a conditional expression); only "
+            "tile.Constant values can steer tracing",
             "select elementwise with tile.where(cond, a, b), combine masks with "
             "`&`, `|`, `~`, check at run time with tile.assert_(cond, message), or make "
             "the value a tile.Constant parameter")

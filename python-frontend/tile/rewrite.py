@@ -241,7 +241,10 @@ class _Rewriter(ast.NodeTransformer):
     def _branch_fn(self, name, names, body, src):
         fn = ast.parse(f"def {name}(): pass").body[0]
         fn.args.args = [ast.arg(arg=n) for n in names]
-        ret = ast.Return(value=_names_tuple(names, ast.Load))
+        # grab: UNDEF for a name the branch unbinds (`del u`), so if_ reports
+        # it used after the if at its line (a bare return raised
+        # UnboundLocalError in our generated code).
+        ret = ast.Return(value=self._grab(names, src))
         for n in (fn, ret):
             ast.copy_location(n, src)
             _locate(n, src)

@@ -294,6 +294,44 @@ def test_a_raise_under_a_runtime_condition_is_an_error_at_its_line():
         raises_when_n_is_large.trace(F32, F32, 3, LIMIT=2000)
 
 
+@tile.kernel
+def deletes_in_an_if(x, out, n, STATIC: tile.Constant[bool]):
+    t = tile.load(x, index=(0,), shape=(16,))
+    u = t * 2.0
+    if (n > 0) if not STATIC else STATIC:  # @if
+        del u
+    tile.store(out, index=(0,), tile=u)
+
+
+@tile.kernel
+def deletes_in_an_if_after_its_last_use(x, out, n, STATIC: tile.Constant[bool]):
+    t = tile.load(x, index=(0,), shape=(16,))
+    u = t * 2.0
+    if (n > 0) if not STATIC else STATIC:
+        t = u * 0.5
+        del u
+    tile.store(out, index=(0,), tile=t)
+
+
+@pytest.mark.parametrize("static", [False, True], ids=["runtime-if", "constant-if"])
+def test_a_name_deleted_in_an_if_and_used_after_is_an_error_at_the_if(static):
+    """`del u` in an if: our generated branch function raised Python's
+    UnboundLocalError, naming no kernel line."""
+    err = trace_error(deletes_in_an_if, F32, F32, 3, STATIC=static)
+    assert_at(err, deletes_in_an_if, deletes_in_an_if, "@if", "'u'")
+
+
+@pytest.mark.numerics
+@pytest.mark.parametrize("static", [False, True], ids=["runtime-if", "constant-if"])
+def test_a_name_deleted_in_an_if_after_its_last_use_is_fine(static):
+    from tilehelp import Device
+    dev = Device()
+    x = np.random.default_rng(1).standard_normal(16).astype(np.float32)
+    out = dev.poisoned((16,), np.float32)
+    deletes_in_an_if_after_its_last_use[(1,)](dev.put(x), out, 3, STATIC=static)
+    np.testing.assert_array_equal(dev.get(out), x)
+
+
 def doubled(t, n):
     return t if n <= 0 else doubled(t * 2.0, n - 1)  # @recurse
 
