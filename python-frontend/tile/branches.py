@@ -189,7 +189,7 @@ def _trace_branch(b, fn, init):
 
 
 def _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard=False):
-    from .loops import _check_no_escape, _restore, _watched_containers
+    from .loops import _check_no_escape, _watched_containers
 
     b = ir.builder("a runtime if")
     loc = user_location()

@@ -7,7 +7,7 @@ Combiners are traced like kernel code: their block arguments are Scalars, so
 import numbers
 
 from . import dtypes as D
-from .arith import binary, cast
+from .arith import cast
 from .errors import TileShapeError, TileTypeError, TileValueError, user_location
 from .ir import builder, tensor_type
 from .language import (Scalar, Tile, Value, _to_tile, as_operand, broadcast_shapes,
