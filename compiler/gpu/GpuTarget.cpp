@@ -151,17 +151,27 @@ static LogicalResult linkLibdevice(llvm::Module &module, Location loc) {
   return success();
 }
 
+/// The first op of `module` that only sm_90a has (wgmma, setmaxnreg), or
+/// null. Every wgmma group ends in a commit; its fence may be an asm
+/// statement (register-A fp8 carries its fragments through one).
+static Operation *findArchSpecificOp(gpu::GPUModuleOp module) {
+  Operation *found = nullptr;
+  module.walk([&](Operation *op) {
+    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+            NVVM::WgmmaWaitGroupSyncOp, NVVM::WgmmaMmaAsyncOp,
+            NVVM::SetMaxRegisterOp>(op)) {
+      found = op;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module, StringRef chip) {
   if (chip != "sm_90")
     return chip.str();
-  // Every wgmma group ends in a commit; its fence may be an asm statement
-  // (register-A fp8 carries its fragments through one).
-  bool wgmma = false;
-  module.walk([&](Operation *op) {
-    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp>(op))
-      wgmma = true;
-  });
-  return wgmma ? "sm_90a" : chip.str();
+  return findArchSpecificOp(module) ? "sm_90a" : chip.str();
 }
 
 /// The LLVM AsmPrinter aborts the process (report_fatal_error) on a `$`
@@ -222,6 +232,11 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
 
   if (failed(verifyInlineAsmReferences(gpuModule)))
     return failure();
+  // LLVM's instruction selection aborts the process on these elsewhere.
+  if (Operation *op = findArchSpecificOp(gpuModule);
+      op && options.chip != "sm_90a")
+    return op->emitError() << "'" << op->getName()
+                           << "' needs sm_90a (Hopper), not " << options.chip;
   // Before sm_90 every launch waits for its predecessor: griddepcontrol
   // (which ptxas refuses there) has nothing to do.
   unsigned version = 0;

@@ -19,7 +19,8 @@ struct PtxOptions {
 std::string getPtxFeatures(StringRef chip);
 
 /// The chip to generate and assemble for: sm_90a in place of sm_90 when
-/// the module uses wgmma (arch-specific, Hopper only), else `chip`.
+/// the module uses wgmma or setmaxnreg (arch-specific, Hopper only), else
+/// `chip`; translateToPtx refuses them on any other chip.
 std::string getModuleChip(gpu::GPUModuleOp module, StringRef chip);
 
 /// On a kernel: the positions of its tensor-map parameters (generic
