@@ -58,6 +58,11 @@ class Value:
 
     __slots__ = ("name", "dtype")
 
+    # NumPy defers to our operators: `np.float64(0.5) * t` reaches t.__rmul__
+    # (NumPy tried to make an array of the tile and failed), and a NumPy
+    # function given a tile says it does not take one.
+    __array_ufunc__ = None
+
     # Python control flow cannot see runtime values.
     def __bool__(self):
         raise TileTypeError(

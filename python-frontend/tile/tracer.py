@@ -3,12 +3,13 @@
 
 import dis
 import inspect
+import os
 import re
 
 from . import dtypes as D
 from . import ir
-from .errors import (TileRecursionError, TileSyntaxError, TileTypeError, frame_location,
-                     is_internal, kernel_scope)
+from .errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
+                     frame_location, is_internal, kernel_scope)
 from .array_lists import ArrayList
 from .interop import TMA, list_length
 from .language import Array, Scalar
@@ -94,6 +95,10 @@ def trace(name, fn, params, key, def_loc):
                         **named)
         except RecursionError as e:
             raise _recursion_error(e) from None
+        except Exception as e:  # noqa: BLE001 - annotated, then re-raised as is
+            if not isinstance(e, TileError):
+                _note_kernel_line(e, name)
+            raise
         if result is not None:
             raise TileTypeError("a kernel cannot return a value",
                                 "write results to an output array with tile.store",
@@ -124,6 +129,25 @@ def _check_not_suspending(fn, def_loc):
                         "nothing", "write results to an output array with tile.store; to "
                         "generate trace-time values, yield from a helper and loop over it "
                         "with a Python for", location=loc)
+
+
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def _note_kernel_line(e, name):
+    """Adds to an exception that is not tile's (a NumPy function given a
+    tile, the user's own raise) the kernel and the innermost line of the
+    user's code it came from; the exception itself is left as it was."""
+    where = None
+    tb = e.__traceback__
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if not (is_internal(path) or path.startswith(_STDLIB)
+                or "-packages" + os.sep in path):  # NumPy's own frames, say
+            where = (path, tb.tb_lineno)
+        tb = tb.tb_next
+    if where is not None:
+        e.add_note(f"(raised while tracing kernel '{name}' at {where[0]}:{where[1]})")
 
 
 def _recursion_error(e):
