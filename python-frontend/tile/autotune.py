@@ -139,6 +139,10 @@ def autotune(configs, key=(), prune_configs_by=None, reset_to_zero=None,
     arguments zeroed / restored around each timed run; `warmup`/`rep` are
     milliseconds of warm-up and timed runs per config; `do_bench(fn) -> ms`
     replaces the timer)."""
+    if isinstance(configs, Config):  # one Config: a search of one
+        configs = [configs]
+    if isinstance(key, str):  # key="n" names one argument, not "n"'s letters
+        key = [key]
     configs = list(configs)
     if not configs:
         raise TileValueError("tile.autotune needs at least one tile.Config",

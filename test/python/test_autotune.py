@@ -319,6 +319,20 @@ def test_all_configs_failing_lists_each_reason():
     assert "every config failed" in text and "BLOCK: 48" in text and "BLOCK: 96" in text
 
 
+def test_one_config_and_a_key_given_as_a_string():
+    """Triton's lists, or one Config and one name: key="n" names the
+    argument (key="out" was read as the letters o, u, t: unknown
+    parameters), and configs=Config(...) a search of one (it raised
+    TypeError: 'Config' object is not iterable)."""
+    k = make(SLOW_FAST[1])
+    assert k.configs == [SLOW_FAST[1]]
+    wide = tile.autotune(configs=SLOW_FAST, key="out", warmup=1, rep=4)(make(SLOW_FAST).kernel)
+    assert wide.keys == ["out"]
+    _run(wide, n=1024)
+    _run(wide, n=2048)
+    assert wide.tuning_count == 2
+
+
 @tile.kernel(backend="cpu")
 def _increment(x, n, REPS: tile.Constant[int], BLOCK: tile.Constant[int]):
     i = tile.bid(0)
