@@ -66,7 +66,8 @@ if [[ $what == multi-gpu ]]; then
   for run in "2 examples/tensor_parallel_mlp.py" "1 bench/tp_mlp.py" "2 bench/tp_mlp.py"; do
     read -r ranks script <<< "$run"
     echo "== $ranks rank(s): $script" | tee -a "$OUT/multi-gpu.txt"
-    "${torchrun[@]}" --nproc_per_node="$ranks" "$script" 2>&1 | tee -a "$OUT/multi-gpu.txt" | tail -20
+    "${torchrun[@]}" --nproc_per_node="$ranks" "$script" 2>&1 \
+      | tee -a "$OUT/multi-gpu.txt" | tail -20
     (( PIPESTATUS[0] != 0 )) && status=1
   done
   # The suite on device 1 alone: nothing may assume device 0.

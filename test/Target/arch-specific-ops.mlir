@@ -6,7 +6,8 @@
 // an error on the op.
 // RUN: tile-opt %s --tile-emit-ptx=output=%t.ptx -o /dev/null
 // RUN: FileCheck %s < %t.ptx
-// RUN: not tile-opt %s --tile-emit-ptx="chip=sm_80 output=%t80.ptx" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SM80
+// RUN: not tile-opt %s --tile-emit-ptx="chip=sm_80 output=%t80.ptx" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SM80
 
 // CHECK: .target sm_90a
 // CHECK: setmaxnreg.inc.sync.aligned.u32 232;
