@@ -16,7 +16,7 @@ from . import dtypes as D
 from . import ir
 from .errors import TileSyntaxError, TileTypeError, user_location
 from .language import Scalar, Tile, Value, materialize
-from .escapes import RV
+from .escapes import RET, RV
 from .rewrite import UNDEF
 # (loops.py imports this module last, so its tree helpers exist by then)
 from .loops import _describe, _flatten, _is_number, _unflatten
@@ -103,16 +103,21 @@ def _leaf_type(a, e, paths):
                "results and pick one with `a if cond else b`")
 
 
-def _decide(name, init, out_then, out_else, live, paths, guard=False):
+def _decide(name, init, out_then, out_else, live, paths, guard=False,
+            returned=(False, False)):
     """SAME, DROP, or (tree, [leaf spec]) with a leaf spec of SAME (equal on
-    both paths: the if path's value) or a carried (shape, dtype)."""
+    both paths: the if path's value) or a carried (shape, dtype).
+    `returned`: per path, whether it returned from the kernel whatever
+    happens at run time (nothing after the if reads its values)."""
     if out_then is init and out_else is init:
         return _SAME
     if (out_then is UNDEF) != (out_else is UNDEF) and live and (
-            name == RV or (guard and out_else is UNDEF)):
+            name == RV or (guard and out_else is UNDEF)
+            or (returned[0] and out_then is UNDEF) or (returned[1] and out_else is UNDEF)):
         # A return value set on one path only: the other path has not
-        # returned, so its value is never read (escapes.py); it takes the
-        # returned value's structure, with zeros for its leaves.
+        # returned, so its value is never read (escapes.py); likewise a name
+        # the other path never binds because it returned first. It takes the
+        # bound value's structure, with zeros for its leaves.
         tree = _flatten(out_else if out_then is UNDEF else out_then, [])
         leaves_t, leaves_e = [], []
         _flatten(out_then, leaves_t)
@@ -202,7 +207,10 @@ def _runtime_if(cond, then_fn, else_fn, init, names, live, lines, guard=False):
     then_block, outs_t = _trace_branch(b, then_fn, init)
     else_block, outs_e = _trace_branch(b, else_fn, init)
     _check_no_escape(watched, start, loc, "runtime if")
-    specs = [_decide(n, i, t, e, lv, _Paths(n, ln, loc), guard)
+    # A path whose return flag is Python True returned on every run.
+    returned = tuple(RET in names and outs[names.index(RET)] is True
+                     for outs in (outs_t, outs_e))
+    specs = [_decide(n, i, t, e, lv, _Paths(n, ln, loc), guard, returned)
              for n, i, t, e, lv, ln in zip(names, init, outs_t, outs_e, live, lines)]
 
     carried = []  # (shape, dtype) per result

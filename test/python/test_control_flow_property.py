@@ -195,6 +195,18 @@ def bound_after_continue(out, n, m, f, B: tile.Constant[int]):
             v = f * 2.0
         g = g + v
     tile.store(out, index=(0,), tile=tile.zeros((B,), tile.float32) + g)
+
+
+@tile.kernel
+def bound_unless_returned(out, n, f, B: tile.Constant[int]):
+    if n > 0:
+        v = f
+    else:
+        if B > 0:  # a Constant: this path always returns before binding v
+            tile.store(out, index=(0,), tile=tile.zeros((B,), tile.float32) - 1.0)
+            return
+        v = f * 2.0
+    tile.store(out, index=(0,), tile=tile.zeros((B,), tile.float32) + v)
 '''
 
 
@@ -224,3 +236,14 @@ def test_a_name_bound_after_a_nested_continue(regressions):
     out = dev.poisoned(16, np.float32)
     regressions.bound_after_continue[(1,)](out, 5, 3, 1.0, B=16)
     assert (dev.get(out) == 1.0 + 1.0 + 2.0 + 2.0).all(), dev.get(out)
+
+
+@pytest.mark.parametrize("n, want", [(3, 0.75), (-3, -1.0)])
+def test_a_name_left_unbound_by_a_path_that_returned(regressions, n, want):
+    """v is bound on the runtime if's first path; the other returns first on
+    every run, so nothing reads its v (seed 20408 of the GPU compile sweep:
+    it was "'v' is assigned on only one path of this runtime if")."""
+    dev = Device()
+    out = dev.poisoned(16, np.float32)
+    regressions.bound_unless_returned[(1,)](out, n, 0.75, B=16)
+    assert (dev.get(out) == want).all(), dev.get(out)
