@@ -13,6 +13,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -174,13 +175,21 @@ std::string mlir::tile::getModuleChip(gpu::GPUModuleOp module, StringRef chip) {
   return findArchSpecificOp(module) ? "sm_90a" : chip.str();
 }
 
-/// The LLVM AsmPrinter aborts the process (report_fatal_error) on a `$`
-/// reference it cannot resolve in an inline asm string; IR resumed from a
-/// hand-edited dump may hold one. References: `$$`, `$N`, `${N}`, `${N:m}`
-/// and the dialect-variant markers `$(`, `$|`, `$)`.
-static LogicalResult verifyInlineAsmReferences(gpu::GPUModuleOp gpuModule) {
+/// Inline asm LLVM's backend would die on, from IR resumed from a
+/// hand-edited dump: the AsmPrinter aborts the process (report_fatal_error)
+/// on a `$` reference it cannot resolve in the asm string, and code
+/// generation crashed on a constraint string it cannot parse (compiler
+/// fuzzer, seed 20261210). References: `$$`, `$N`, `${N}`, `${N:m}` and the
+/// dialect-variant markers `$(`, `$|`, `$)`.
+static LogicalResult verifyInlineAsm(gpu::GPUModuleOp gpuModule) {
   WalkResult result = gpuModule.walk([](LLVM::InlineAsmOp op) {
     StringRef constraints = op.getConstraints();
+    if (!constraints.empty() &&
+        llvm::InlineAsm::ParseConstraints(constraints).empty()) {
+      op.emitOpError() << "has constraints LLVM cannot parse: '"
+                       << constraints.take_front(40) << "...'";
+      return WalkResult::interrupt();
+    }
     size_t numOperands = 0; // outputs and inputs; clobbers (~) are not
     for (StringRef c : llvm::split(constraints, ','))
       if (!c.trim().starts_with("~"))
@@ -230,7 +239,7 @@ FailureOr<std::string> mlir::tile::translateToPtx(gpu::GPUModuleOp gpuModule,
   registerNVVMDialectTranslation(*ctx);
   registerGPUDialectTranslation(*ctx);
 
-  if (failed(verifyInlineAsmReferences(gpuModule)))
+  if (failed(verifyInlineAsm(gpuModule)))
     return failure();
   // LLVM's instruction selection aborts the process on these elsewhere.
   if (Operation *op = findArchSpecificOp(gpuModule);

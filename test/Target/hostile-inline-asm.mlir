@@ -54,3 +54,20 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A constraint string LLVM cannot parse (here an input tied to an output that
+// does not exist; the fuzzer's nested brackets merged two outputs): code
+// generation crashed on it (seed 20261210); now an error on the op.
+module attributes {gpu.container_module} {
+  gpu.module @constraints {
+    llvm.func @unparsable(%p: !llvm.ptr<1>) attributes {gpu.kernel, nvvm.kernel} {
+      %c = llvm.mlir.constant(7 : i32) : i32
+      // expected-error @+1 {{has constraints LLVM cannot parse: '=r,1...'}}
+      %v = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,1" %c : (i32) -> i32
+      llvm.store %v, %p : i32, !llvm.ptr<1>
+      llvm.return
+    }
+  }
+}
