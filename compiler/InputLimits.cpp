@@ -18,6 +18,20 @@ static bool isIdentifierChar(char c) {
   return llvm::isAlnum(c) || llvm::is_contained("_$.-", c);
 }
 
+/// Whether the identifier text[start, end) opens `array<index`: MLIR 22's
+/// parser takes the element width of `index` as a float's and crashes
+/// (mlir-opt too; compiler fuzzer, seed 20261211).
+static bool isIndexDenseArray(llvm::StringRef text, size_t start, size_t end) {
+  if (text.slice(start, end) != "array")
+    return false;
+  llvm::StringRef rest = text.substr(end).ltrim();
+  if (!rest.consume_front("<"))
+    return false;
+  rest = rest.ltrim();
+  return rest.consume_front("index") &&
+         (rest.empty() || !isIdentifierChar(rest.front()));
+}
+
 std::optional<InputLimitViolation>
 tile::findInputLimitViolation(llvm::StringRef text) {
   if (text.starts_with(kBytecodeMagic))
@@ -44,8 +58,13 @@ tile::findInputLimitViolation(llvm::StringRef text) {
       continue;
     }
     if (isIdentifierStart(c)) { // Names and keywords may hold digits.
+      size_t start = i;
       for (++i; i < n && isIdentifierChar(text[i]); ++i)
         ;
+      if (isIndexDenseArray(text, start, i))
+        return InputLimitViolation{
+            start, "a dense array of `index` (array<index: ...>): MLIR's "
+                   "parser crashes on it; use array<i64: ...>"};
       continue;
     }
     if (llvm::isDigit(c)) {

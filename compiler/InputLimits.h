@@ -2,8 +2,9 @@
 //
 // The MLIR parser recurses once per nesting level (a stack overflow past a
 // few thousand levels) and parses integer literals in time cubic in their
-// length. tile-opt and the compile entry point (tilec, launches) check these
-// limits on the text first and report a diagnostic instead.
+// length; it crashes on a dense array of `index`. tile-opt and the compile
+// entry point (tilec, launches) check the text for these first and report a
+// diagnostic instead.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILE_COMPILER_INPUTLIMITS_H

@@ -219,6 +219,27 @@ def test_tilec_huge_literal(tmp_path):
     assert r.seconds < 20
 
 
+# MLIR 22's parser crashes (SIGSEGV, mlir-opt too) on a dense array of index;
+# the compiler fuzzer made one from `array<i32: ...>` (seed 20261211).
+INDEX_ARRAY = ("func.func @f(%a: !tile.array<?x?xf32>, %i: i32) {\n"
+               "  %0 = tile.load %a[%i, %i] {order = array<index: 1, 0>} : "
+               "!tile.array<?x?xf32> -> tensor<16x16xf32>\n  return\n}\n")
+
+
+def test_tile_opt_index_dense_array(tmp_path):
+    path = tmp_path / "index.mlir"
+    path.write_text(INDEX_ARRAY)
+    assert_diagnostic(tile_opt(path, tmp_path), f"{path}:2:38: error: a dense array of "
+                      "`index`")
+
+
+@needs_tile
+def test_tilec_index_dense_array(tmp_path):
+    path = tmp_path / "index.mlir"
+    path.write_text(INDEX_ARRAY)
+    assert_diagnostic(tilec(path, tmp_path, "--target", "cpu"), "a dense array of `index`")
+
+
 @needs_tile
 @pytest.mark.parametrize("target", ["cpu", "sm_90"])
 def test_tilec_deep_kernel_compiles(target, tmp_path):
