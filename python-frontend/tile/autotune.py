@@ -35,7 +35,7 @@ from . import interop
 from . import tuning_cache, tuning_runs
 from .errors import (TileCompileError, TileError, TileLaunchError, TileTypeError,
                      TileValueError, user_location)
-from .hints import check_num_stages, check_ping_pong, check_ws_registers
+from .hints import check_num_stages, check_num_warps, check_ping_pong, check_ws_registers
 from .kernel import Kernel
 
 __all__ = ["Config", "autotune", "Autotuner"]
@@ -81,9 +81,7 @@ class Config:
             if not isinstance(name, str) or not name.isidentifier():
                 raise TileValueError(f"tile.Config: constant names are identifiers, got "
                                      f"{name!r}", location=user_location())
-        if num_warps is not None and (num_warps.__class__ is not int or num_warps < 1):
-            raise TileValueError(f"tile.Config: num_warps must be a positive int, got "
-                                 f"{num_warps!r}", location=user_location())
+        check_num_warps(num_warps)
         check_num_stages(num_stages)
         self.kwargs = kwargs
         self.num_warps = num_warps

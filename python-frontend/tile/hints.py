@@ -249,6 +249,22 @@ def _with_kernel_attr(ir_text, name, value):
 MAX_NUM_STAGES = 16  # the compiler's limit (CompileOptions.numStages)
 
 
+MAX_NUM_WARPS = 32  # 1024 threads, CUDA's most a block can have
+
+
+def check_num_warps(num_warps):
+    """None or 0 (the compiler chooses), or a power of two from 1 to
+    MAX_NUM_WARPS (the layouts split tiles over warps in powers of two:
+    num_warps=3 reached the compiler and failed there as a compiler bug)."""
+    if num_warps is None or (num_warps.__class__ is int and num_warps == 0):
+        return
+    if (num_warps.__class__ is not int or not 1 <= num_warps <= MAX_NUM_WARPS
+            or num_warps & (num_warps - 1)):
+        raise TileValueError(f"num_warps must be None, 0 (the compiler chooses) or a power "
+                             f"of two from 1 to {MAX_NUM_WARPS}, got {num_warps!r}",
+                             location=user_location())
+
+
 def check_num_stages(num_stages):
     """None, or an int 0..MAX_NUM_STAGES (0: the compiler chooses)."""
     if num_stages is None:

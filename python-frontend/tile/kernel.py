@@ -32,7 +32,7 @@ from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileE
                      user_location)
 from .specializations import Specializations as _Specializations
 from .hints import HINT_DEFAULTS, check_hints, for_target, run_with_timeout, with_target_hints
-from .hints import (check_defer_mma_waits, check_num_stages, check_ping_pong,
+from .hints import (check_defer_mma_waits, check_num_stages, check_num_warps, check_ping_pong,
                     check_tied_wgmma_fence, check_ws_registers, current_compiler_timeout,
                     defer_mma_waits_options)
 from .array_lists import check_parameter_space
@@ -80,6 +80,7 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     hints = dict(num_ctas=num_ctas, occupancy=occupancy, opt_level=opt_level,
                  num_worker_warps=num_worker_warps)
     check_hints(hints)
+    check_num_warps(num_warps)
     check_num_stages(num_stages)
     ws_registers = check_ws_registers(ws_registers)
     check_defer_mma_waits(defer_mma_waits)
@@ -350,6 +351,7 @@ class Kernel:
                if k in hints}
         merged = dict(self.hints, **hints)
         check_hints(merged)
+        check_num_warps(own.get("num_warps", self.num_warps))
         num_stages = own.get("num_stages", self.num_stages)
         check_num_stages(num_stages)
         defer = own.get("defer_mma_waits", self.defer_mma_waits)

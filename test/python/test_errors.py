@@ -323,3 +323,23 @@ def test_location_when_tile_is_imported_through_an_unnormalized_path():
     filename, line, _ = scope["where"]()  # the caller
     assert (filename, line) == (__file__, line_of(
         test_location_when_tile_is_imported_through_an_unnormalized_path, "the caller"))
+
+
+@pytest.mark.parametrize("warps", [3, 12, 64, -4, 4.0, True])
+def test_num_warps_is_a_power_of_two_up_to_32_checked_where_given(warps):
+    """num_warps=3 (or 64, ...) reached the compiler, which failed as if on
+    a compiler bug; now refused at the decorator, replace_hints and
+    tile.Config, naming the value."""
+    def body(x, y):
+        tile.store(y, index=(0,), tile=tile.load(x, index=(0,), shape=(16,)))
+
+    with pytest.raises(tile.TileValueError, match=r"num_warps must be None, 0 \(the compiler "
+                       rf"chooses\) or a power of two from 1 to 32, got {warps!r}"):
+        tile.kernel(num_warps=warps)(body)
+    with pytest.raises(tile.TileValueError, match="num_warps must be"):
+        tile.kernel(body).replace_hints(num_warps=warps)
+    with pytest.raises(tile.TileValueError, match="num_warps must be"):
+        tile.Config({}, num_warps=warps)
+    for ok in (None, 0, 1, 4, 32):
+        tile.kernel(num_warps=ok)(body).replace_hints(num_warps=ok)
+        tile.Config({}, num_warps=ok)

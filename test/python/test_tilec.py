@@ -599,7 +599,7 @@ FAILING = '''\
 import tile
 
 
-@tile.kernel(num_warps=3)
+@tile.kernel
 def three_warps(x, out, BLOCK: tile.Constant[int]):
     t = tile.load(x, index=(tile.bid(0),), shape=(BLOCK,))
     tile.store(out, index=(tile.bid(0),), tile=tile.exp(t))
@@ -619,13 +619,15 @@ def erf_kernel(x, out, BLOCK: tile.Constant[int]):
 
 @needs_gpu_backend
 def test_failing_compile_replays_from_its_reproducer(tmp_path, monkeypatch):
-    """num_warps=3 fails tiling (tile-tiling records the warps): the error
-    names the reproducer and the tilec command that replays it, and that
-    command fails the same way."""
+    """--num-warps 3 fails tiling (tile-tiling records the warps; the Python
+    API refuses num_warps=3 before compiling): the error names the
+    reproducer and the tilec command that replays it, and that command
+    fails the same way."""
     src = tmp_path / "failing.py"
     src.write_text(FAILING)
     r = run_tilec([f"{src}::three_warps", "--args", "f32[4096], f32[4096]", "-D",
-                   "BLOCK=1024", "--emit", "ptx", "--target", "sm_90"], tmp_path, ok=False)
+                   "BLOCK=1024", "--num-warps", "3", "--emit", "ptx", "--target", "sm_90"],
+                  tmp_path, ok=False)
     assert r.returncode == 1
     assert f"kernel 'three_warps' at {src}:" in r.stderr
     assert "compilation failed in stage 'tiled'" in r.stderr
@@ -681,6 +683,7 @@ def test_tile_compile_error_names_the_replay_command(tmp_path, monkeypatch):
     ns = {}
     exec(compile(FAILING, str(tmp_path / "failing.py"), "exec"), ns)
     k = ns["three_warps"]
+    k.num_warps = 3  # past the API's check, as tilec --num-warps 3 passes it
     text = k.trace(*tilec.parse_signature("f32[4096], f32[4096]"), BLOCK=1024)
     with pytest.raises(tile.TileCompileError) as e:
         k._native_compile(backend.load(), text, "sm_90")
