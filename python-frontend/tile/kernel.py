@@ -88,6 +88,12 @@ def kernel(fn=None, /, *, num_ctas=None, occupancy=None, opt_level=3, num_worker
     check_ping_pong(ping_pong)
 
     def wrap(f):
+        if isinstance(f, Kernel):
+            raise TileTypeError(f"'{f.__name__}' is already a @tile.kernel",
+                                "decorate the function once", location=user_location())
+        if not inspect.isfunction(f):  # the tracer rewrites its source
+            raise TileTypeError(f"@tile.kernel decorates a Python function (def or lambda), "
+                                f"got {type(f).__name__} {f!r}", location=user_location())
         return Kernel(f, num_warps=num_warps, backend=backend, num_stages=num_stages,
                       ws_registers=ws_registers, defer_mma_waits=defer_mma_waits,
                       tied_wgmma_fence=tied_wgmma_fence, ping_pong=ping_pong, **hints)

@@ -343,3 +343,16 @@ def test_num_warps_is_a_power_of_two_up_to_32_checked_where_given(warps):
     for ok in (None, 0, 1, 4, 32):
         tile.kernel(num_warps=ok)(body).replace_hints(num_warps=ok)
         tile.Config({}, num_warps=ok)
+
+
+def test_kernel_decorates_python_functions_only():
+    """A Kernel decorated again, or a builtin, failed with an AttributeError
+    on __code__; now a TileTypeError at the decoration."""
+    @tile.kernel
+    def once(x):
+        pass
+
+    with pytest.raises(tile.TileTypeError, match="'once' is already a @tile.kernel"):
+        tile.kernel(once)
+    with pytest.raises(tile.TileTypeError, match="decorates a Python function"):
+        tile.kernel(print)
