@@ -45,7 +45,7 @@ namespace tile_py::dispatch {
 PyObject *sIsCuda, *sDataPtr, *sShape, *sStride, *sDtype, *sCai, *sData,
     *sTypestr, *sStrides, *sStream, *sStreamFn, *sStreamOf, *sLaunch, *sGrid3,
     *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sBinder,
-    *sBuildLauncher, *sZero, *sOne;
+    *sBuildLauncher, *sWatch, *sZero, *sOne;
 
 } // namespace tile_py::dispatch
 namespace tile_py::dispatch {

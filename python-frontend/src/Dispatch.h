@@ -41,7 +41,7 @@ constexpr int kWords = 3; // compact key words per parameter
 extern PyObject *sIsCuda, *sDataPtr, *sShape, *sStride, *sDtype, *sCai, *sData,
     *sTypestr, *sStrides, *sStream, *sStreamFn, *sStreamOf, *sLaunch, *sGrid3,
     *sLaunchError, *sBinary, *sRawStream, *sCurDevice, *sClass, *sBinder,
-    *sBuildLauncher, *sZero, *sOne;
+    *sBuildLauncher, *sWatch, *sZero, *sOne;
 
 struct TypeInfo {
   PyTypeObject *type; // owned
@@ -59,6 +59,7 @@ struct Entry {
   std::vector<uint64_t> words;
   std::vector<PyObject *> objs; // owned Constants compared with ==, or null
   PyObject *ck;                 // owned CompiledKernel
+  PyObject *watch = nullptr;    // owned: ck.watch (GlobalWatch.cpp)
   // The default stream (ck._stream_fn, fixed when ck is made): null for 0;
   // torch's two C functions when the getter names them, called directly.
   PyObject *streamFn = nullptr, *rawStream = nullptr, *curDevice = nullptr;
@@ -163,6 +164,12 @@ bool lookup(Impl &im, Work &w, Hit &hit);
 bool insert(Impl &im, Work &w, PyObject *ck);
 /// Forgets every entry (Kernel.cache changed).
 void clearEntries(Impl &im);
+
+// -- the globals a trace read (GlobalWatch.cpp) -------------------------------
+
+/// 1 when a global that `watch` (tile/global_watch.py) records has been
+/// rebound since, 0 when not, -1 with a Python error.
+int globalsChanged(PyObject *watch);
 
 // -- the call (Dispatch.cpp)
 // ---------------------------------------------------

@@ -38,6 +38,12 @@ bool lookup(Impl &im, Work &w, Hit &hit) {
     if (!same)
       continue;
     Entry &found = im.entries[e];
+    // A global the trace read was rebound: the Python path traces again and
+    // replaces the entry (which clears ours).
+    if (found.watch && globalsChanged(found.watch) != 0) {
+      PyErr_Clear();
+      return false;
+    }
     PyObject **out[] = {&hit.ck, &hit.streamFn, &hit.rawStream, &hit.curDevice};
     PyObject *in[] = {found.ck, found.streamFn, found.rawStream,
                       found.curDevice};
@@ -54,6 +60,7 @@ static void dropEntry(Entry &e) {
   for (PyObject *o : e.objs)
     Py_XDECREF(o);
   Py_XDECREF(e.ck);
+  Py_XDECREF(e.watch);
   Py_XDECREF(e.streamFn);
   Py_XDECREF(e.rawStream);
   Py_XDECREF(e.curDevice);
@@ -72,6 +79,9 @@ bool insert(Impl &im, Work &w, PyObject *ck) {
   if (!sf)
     return false;
   Entry e;
+  e.watch = PyObject_GetAttr(ck, sWatch);
+  if (!e.watch)
+    return false;
   if (sf.p != Py_None) {
     Py_INCREF(sf.p);
     e.streamFn = sf.p;

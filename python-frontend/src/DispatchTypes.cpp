@@ -450,6 +450,7 @@ bool tile_py::addDispatcher(PyObject *module) {
                {&sClass, "__class__"},
                {&sBinder, "_binder"},
                {&sBuildLauncher, "_build_launcher"},
+               {&sWatch, "watch"},
                {&sGrid3, "_grid3"},
                {&sLaunchError, "_launch_error"}};
   for (Name &n : names)

@@ -120,6 +120,8 @@ bool fastLaunchValues(Kernel &kernel, PyObject *grid3, PyObject *const *args,
 /// Adds `Dispatcher` (Dispatch.cpp: the launch hot path) to the module;
 /// false with a Python error set on failure.
 bool addDispatcher(PyObject *module);
+/// Adds `globals_changed` (GlobalWatch.cpp); false with a Python error.
+bool addGlobalWatch(PyObject *module);
 /// GPUs the CUDA runtime sees (0 without a driver).
 int cudaDeviceCount();
 /// (major, minor) compute capability of `device`; throws LaunchError.

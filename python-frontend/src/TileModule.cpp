@@ -327,7 +327,7 @@ PYBIND11_MODULE(_tile, m) {
         return "<_tile.Kernel " + k.name + " for " + k.target + ">";
       });
 
-  if (!addDispatcher(m.ptr()))
+  if (!addDispatcher(m.ptr()) || !addGlobalWatch(m.ptr()))
     throw py::error_already_set();
 
   m.def("compile", &compile, py::arg("ir"), py::arg("target") = "cpu",

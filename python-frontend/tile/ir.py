@@ -72,6 +72,9 @@ class Builder:
         self.kernel_name = kernel_name
         self.counter = 0
         self.block = Block(None)
+        # id(globals dict) -> (dict, names): what the traced code loads
+        # (global_watch.py).
+        self.global_reads = {}
 
     # -- activation ------------------------------------------------------
     def __enter__(self):

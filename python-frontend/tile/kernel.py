@@ -25,7 +25,7 @@ import weakref
 
 from . import backend as _backend
 from . import devices as _devices
-from . import interop, ir
+from . import global_watch, interop, ir
 from .errors import (TileCompilerExecutionError, TileCompilerTimeoutError, TileError,
                      TileLaunchError, TileTypeError,
                      first_python_diagnostic, kernel_scope, replay_command,
@@ -168,7 +168,7 @@ class CompiledKernel:
 
     __slots__ = ("kernel", "name", "key", "constants", "ir", "asm", "backend", "target",
                  "num_warps", "shared_mem", "binary", "_launch", "_stream_fn", "written",
-                 "device")
+                 "device", "watch")
 
     def __init__(self, kern, key, constants, ir_text, backend, target):
         self.kernel = kern
@@ -182,6 +182,7 @@ class CompiledKernel:
         self.num_warps = kern.num_warps or 0
         self.shared_mem = 0
         self.binary = None
+        self.watch = ()  # the globals the trace read (global_watch.py)
         self._launch = self._no_binary
         self._stream_fn = None
         # Array parameters the kernel may write: read-only arrays are refused there.
@@ -419,14 +420,15 @@ class Kernel:
     def _constants(self, key):
         return {name: part[1] for (name, const), part in zip(self.params, key) if const}
 
-    def _trace(self, key):
+    def _trace(self, key, watch=None):
         fn = self._traceable()  # rewrites first, so the def line is known
-        return trace(self.__name__, fn, self.params, key, self._def_location())
+        return trace(self.__name__, fn, self.params, key, self._def_location(), watch)
 
     def _specialize(self, key, need_binary):
         """Traces and (when _tile is present) compiles one key."""
         with kernel_scope(self.__name__):
-            text = self._trace(key)  # first: tracing errors need no _tile
+            watch = []
+            text = self._trace(key, watch)  # first: tracing errors need no _tile
             backend = self._resolve_backend()
             # Torch tensors on cuda:N (several GPUs visible) name N in the key.
             device = next((d for d in map(interop.torch_device_of, key) if d is not None),
@@ -434,6 +436,7 @@ class Kernel:
             target = _backend.target_for(backend, device) if _backend.load() is not None \
                 else backend
             ck = CompiledKernel(self, key, self._constants(key), text, backend, target)
+            ck.watch = watch[0]
             mod = _backend.require(f"launching kernel '{self.__name__}'") if need_binary \
                 else _backend.load()
             if mod is not None and target.startswith("sm_"):
@@ -492,11 +495,17 @@ class Kernel:
         return TileCompilerExecutionError(msg, hint, stage=stage, reproducer=repro,
                                 diagnostics=diags, kernel=self.__name__, location=loc)
 
-    def _miss(self, key, args):
+    def _cached(self, key):
+        """The cached CompiledKernel of `key`, unless a global its trace read
+        has changed since (global_watch.py)."""
         ck = self.cache.get(key)
+        return None if ck is None or global_watch.changed(ck.watch) else ck
+
+    def _miss(self, key, args):
+        ck = self._cached(key)
         if ck is None or ck.binary is None:
             with self._first_call_lock:
-                ck = self.cache.get(key)  # another thread may have compiled it
+                ck = self._cached(key)  # another thread may have compiled it
                 if ck is None or ck.binary is None:
                     ck = self._specialize(key, need_binary=True)
                     self.cache[key] = ck
@@ -511,7 +520,7 @@ class Kernel:
             return _devices.TracedLaunch(self, args)
         _devices.check_devices(self, key)
         base = interop.writable_key(key)
-        ck = self.cache.get(base)
+        ck = self._cached(base)
         if ck is None or ck.binary is None:
             _devices.refuse_in_capture(self, stream)
         ck = self._miss(base, args)
@@ -572,10 +581,10 @@ class Kernel:
         whose `.asm["tile"]` is the traced IR (even without `_tile`)."""
         values = self._bind(args, constants)
         key, _ = self._key(values, interop.handlers("any"))
-        ck = self.cache.get(key)
+        ck = self._cached(key)
         if ck is None:
             with self._first_call_lock:
-                ck = self.cache.get(key)
+                ck = self._cached(key)
                 if ck is None:
                     ck = self._specialize(key, need_binary=False)
                     self.cache[key] = ck
@@ -765,13 +774,14 @@ def _make_launcher(kern, handlers, return_entry=False):
         f"        __tile_K._argument_error(__tile_err, {values})\n"
         "    except TypeError as __tile_err:\n"
         f"        __tile_K._type_error(__tile_err, {values})\n"
-        "    if __tile_e is None:\n"
+        "    if __tile_e is None or __tile_G(__tile_e.watch):\n"
         f"        __tile_e = __tile_K._launch_miss(__tile_key, {values}, stream)\n"
         + ("    __tile_e.run(__tile_grid, __tile_F, stream)\n    return __tile_e\n"
            if return_entry else "    return __tile_e.run(__tile_grid, __tile_F, stream)\n")
     )
     ns = dict(defaults, __tile_M=_MISSING, __tile_H=handlers.get, __tile_S=handlers.slow,
-              __tile_T=type, __tile_C=kern.cache.get, __tile_K=kern, __tile_CK=_constant_key,
+              __tile_T=type, __tile_C=kern.cache.get, __tile_G=global_watch.checker(),
+              __tile_K=kern, __tile_CK=_constant_key,
               __tile_ArgError=interop.ArgError)
     exec(compile(src, f"<tile launcher for {kern.__name__}>", "exec"), ns)
     return ns[fname]

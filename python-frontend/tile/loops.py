@@ -17,7 +17,7 @@ import types
 
 from . import dtypes as D
 from .arith import to_i32_scalar
-from . import ir
+from . import global_watch, ir
 from .errors import TileTypeError, user_location
 from .language import Scalar, Tile, Value, broadcast_shapes, materialize
 from .rewrite import UNDEF, grab, rewritten
@@ -64,6 +64,7 @@ def call(f, *args, **kwargs):
                                          and _TRACED_TEXT in a) for a in _flat_args(args)):
             return hook(*args, **kwargs)
         if type(f) is _FunctionType:
+            global_watch.record(f)
             g = rewritten(f, RUNTIME)
             if g is not None:
                 return g(*args, **kwargs)

@@ -494,6 +494,12 @@ class _KernelReturns(ast.NodeTransformer):
         return node
 
 
+def library_file(fname):
+    """Is `fname` tile's own or an installed library's source?"""
+    real = os.path.realpath(fname)
+    return real.startswith(_PKG_DIR) or real.startswith(_LIB_DIRS)
+
+
 def _is_user_function(f):
     code = f.__code__
     fname = code.co_filename
@@ -502,8 +508,7 @@ def _is_user_function(f):
     # realpath: sys.path entries like "bench/../python-frontend" must not make
     # the package's own functions look like user code (rewriting them costs
     # milliseconds each on a first call).
-    real = os.path.realpath(fname)
-    if real.startswith(_PKG_DIR) or real.startswith(_LIB_DIRS):
+    if library_file(fname):
         return False
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                         inspect.CO_ASYNC_GENERATOR):

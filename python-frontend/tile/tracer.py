@@ -7,7 +7,7 @@ import os
 import re
 
 from . import dtypes as D
-from . import ir
+from . import global_watch, ir
 from .errors import (TileError, TileRecursionError, TileSyntaxError, TileTypeError,
                      frame_location, is_internal, kernel_scope)
 from .array_lists import ArrayList
@@ -35,11 +35,12 @@ def _symbol(name):
     return "@" + name if _SSA_NAME.match(name) else '@"' + name.replace('"', '\\"') + '"'
 
 
-def trace(name, fn, params, key, def_loc):
+def trace(name, fn, params, key, def_loc, watch=None):
     """The module text of `fn` traced with `key` (one part per parameter).
 
     params: [(python name, is_constant)]; constants' key parts are
-    (type, value). def_loc: (file, line, col) of the `def`."""
+    (type, value). def_loc: (file, line, col) of the `def`. A `watch` list
+    gets the watch of the globals the trace read (global_watch.py)."""
     b = ir.Builder(name)
     sig, values, entry = [], [], []
     with b, kernel_scope(name):
@@ -86,6 +87,7 @@ def trace(name, fn, params, key, def_loc):
                 raise AssertionError(f"unknown key part {part!r}")
         b.block.lines.extend(entry)
         _check_not_suspending(fn, def_loc)
+        global_watch.record(fn)
         # Keyword-only parameters (`def k(x, *, B)`) are passed by name.
         kw_only = {n for n, p in inspect.signature(fn).parameters.items()
                    if p.kind is p.KEYWORD_ONLY}
@@ -104,6 +106,8 @@ def trace(name, fn, params, key, def_loc):
                                 "write results to an output array with tile.store",
                                 location=getattr(b, "returned_at", None) or def_loc)
         b.emit("return", nres=0, loc=def_loc)
+    if watch is not None:
+        watch.append(global_watch.snapshot(b.global_reads))
     body = "\n".join("    " + line for line in b.block.lines)
     head = f"  func.func {_symbol(name)}({', '.join(sig)}) attributes {{tile.kernel}} {{"
     return f"module {{\n{head}\n{body}\n  }} {ir.loc_text(def_loc)}\n}}\n"

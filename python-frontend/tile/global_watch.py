@@ -1,0 +1,132 @@
+"""The module globals a trace read, and whether they have changed since.
+
+Tracing runs the kernel's Python: a helper function or a number it reads
+from its module's globals becomes part of the traced IR. A binary cached
+for a specialization key is only right while those globals hold what the
+trace saw, so each CompiledKernel keeps a watch on them, and a launch whose
+watch reports a change traces again (a new binary; the disk cache is keyed
+by the IR, so a value that comes back finds its old binary). Triton raises
+on such a change; tracing again keeps `kernel[grid](...)` reading the
+current globals, as a new process does.
+
+Watched: the names the traced code loads as globals (LOAD_GLOBAL, in the
+kernel, the user helpers it calls and their nested functions); a name not
+in the module's globals (a builtin) is watched for appearing. Not watched:
+the inside of a mutable global (a dict's items, a module's or a class's
+attributes) and closure cells.
+
+A watch is a tuple of groups, one per globals dict:
+[dict, version, names, values, absent_names]; `version` is the dict's
+version tag when it was last found unchanged (0: unknown), which lets the C
+check (`_tile.globals_changed`, the same contract) skip a dict nobody wrote
+to; `values` is a list the check refreshes in place when a name is rebound
+to an equal value (a float by its bits: -0.0 is not 0.0), so that the next
+check is an identity test again."""
+
+import dis
+import types
+
+from . import ir
+from .rewrite import library_file
+
+# Values compared by ==, of the same type, when not the same object.
+_BY_VALUE = (int, bool, str, bytes)
+
+_names_of_code = {}  # code object -> frozenset of LOAD_GLOBAL names
+
+
+def _global_names(code):
+    names = _names_of_code.get(code)
+    if names is None:
+        found = set()
+        for ins in dis.get_instructions(code):
+            if ins.opname == "LOAD_GLOBAL":
+                found.add(ins.argval)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found |= _global_names(c)
+        names = _names_of_code[code] = frozenset(found)
+    return names
+
+
+def _watched_names(code):
+    """_global_names of user code; none for tile's and installed libraries'."""
+    names = _names_of_code.get(code)
+    if names is None:
+        if library_file(code.co_filename):
+            names = _names_of_code[code] = frozenset()
+        else:
+            names = _global_names(code)
+    return names
+
+
+def record(fn):
+    """Notes, in the active trace, the globals `fn`'s code loads."""
+    b = ir.current()
+    code = getattr(fn, "__code__", None)
+    g = getattr(fn, "__globals__", None)
+    if b is None or code is None or type(g) is not dict:
+        return
+    names = _watched_names(code)
+    if not names:
+        return
+    reads = b.global_reads
+    entry = reads.get(id(g))
+    if entry is None:
+        entry = reads[id(g)] = (g, set())
+    entry[1].update(names)
+
+
+def snapshot(reads):
+    """The watch of a finished trace's `global_reads`."""
+    groups = []
+    for g, names in reads.values():
+        present = tuple(sorted(n for n in names if n in g))
+        absent = tuple(sorted(n for n in names if n not in g))
+        groups.append([g, 0, present, [g[n] for n in present], absent])
+    return tuple(groups)
+
+
+def _same(old, new):
+    if old is new:
+        return True
+    if type(old) is not type(new):
+        return False
+    if type(old) is float:
+        return old.hex() == new.hex()
+    return isinstance(old, _BY_VALUE) and old == new
+
+
+def changed(watch):
+    """Has a global the watch records been rebound (to a different value)?"""
+    return checker()(watch)
+
+
+def checker():
+    """_tile.globals_changed, or its Python reference without `_tile`."""
+    global _check
+    if _check is None:
+        from . import backend
+        try:
+            mod = backend.load()
+        except Exception:  # noqa: BLE001 - a broken _tile: launching reports it
+            mod = None
+        _check = getattr(mod, "globals_changed", None) or changed_in_python
+    return _check
+
+
+_check = None
+
+
+def changed_in_python(watch):
+    """`_tile.globals_changed` without `_tile` (and its reference)."""
+    for group in watch:
+        g, _, names, values, absent = group
+        for i, name in enumerate(names):
+            new = g.get(name, changed_in_python)
+            if not _same(values[i], new):
+                return True
+            values[i] = new
+        if any(name in g for name in absent):
+            return True
+    return False

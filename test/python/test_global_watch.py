@@ -1,0 +1,131 @@
+"""A kernel reads its module's globals while tracing (a number, a helper
+function); a binary cached for a specialization key was launched after one
+of them had been rebound, so `SCALE = 3.0` between two launches still
+multiplied by 2.0 (a silent wrong answer; Triton raises on it). A launch
+now traces again when a global its trace read holds another value, through
+the C dispatcher and the Python launcher, and only then."""
+
+import numpy as np
+import pytest
+
+import tile
+from tile import global_watch
+from tilehelp import Device
+
+SCALE = 2.0
+
+
+def helper(t):
+    return t * SCALE
+
+
+def make_scaled():  # a kernel per test: its first launch picks the launcher
+    @tile.kernel
+    def scaled(x, out, B: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=helper(tile.load(x, index=(i,), shape=(B,))))
+    return scaled
+
+
+def make_shifted():
+    @tile.kernel
+    def shifted(x, out, B: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(B,)) + OFFSET)
+    return shifted
+
+
+OFFSET = 1
+
+
+def _run(dev, kern, x):
+    out = dev.poisoned(x.shape, np.float32)
+    kern[(x.shape[0] // 16,)](dev.put(x), out, B=16)
+    return dev.get(out).astype(np.float64)
+
+
+@pytest.fixture
+def restore_globals():
+    saved = dict(SCALE=SCALE, OFFSET=OFFSET, helper=helper)
+    yield
+    globals().update(saved)
+
+
+@pytest.mark.numerics
+def test_a_rebound_global_is_traced_again(launcher, restore_globals):
+    global SCALE, OFFSET
+    dev, x = Device(), np.random.default_rng(1).standard_normal(64).astype(np.float32)
+    kern = make_scaled()
+    np.testing.assert_allclose(_run(dev, kern, x), x * 2.0, rtol=1e-6)
+    SCALE = 3.0  # read by the helper, in this module's globals
+    np.testing.assert_allclose(_run(dev, kern, x), x * 3.0, rtol=1e-6)
+    shifted = make_shifted()
+    OFFSET = 5  # read by the kernel itself
+    np.testing.assert_allclose(_run(dev, shifted, x), x + 5, rtol=1e-6)
+    OFFSET = -2
+    np.testing.assert_allclose(_run(dev, shifted, x), x - 2, rtol=1e-6)
+
+
+@pytest.mark.numerics
+def test_a_redefined_helper_is_traced_again(launcher, restore_globals):
+    global helper
+    dev, x = Device(), np.random.default_rng(2).standard_normal(64).astype(np.float32)
+    kern = make_scaled()
+    np.testing.assert_allclose(_run(dev, kern, x), x * 2.0, rtol=1e-6)
+
+    def helper(t):  # noqa: F811 - the point of the test
+        return t + 100.0
+    np.testing.assert_allclose(_run(dev, kern, x), x + 100.0, rtol=1e-6)
+
+
+def test_only_a_different_value_traces_again(launcher, restore_globals):
+    global SCALE
+    dev, x = Device(), np.ones(32, np.float32)
+    kern = make_scaled()
+    _run(dev, kern, x)
+    count = kern.compile_count
+    SCALE = float("2.0")  # another object, the same value
+    globals()["unrelated_global"] = 1  # a write to the module's globals
+    for _ in range(3):
+        _run(dev, kern, x)
+    assert kern.compile_count == count
+    SCALE = -0.0
+    assert np.signbit(_run(dev, kern, x)).all()
+    SCALE = 0.0  # == -0.0, but another kernel
+    assert not np.signbit(_run(dev, kern, x)).any()
+    assert kern.compile_count == count + 2
+
+
+def _watch_of(names):
+    g = dict(names)
+    reads = {id(g): (g, set(names) | {"absent_name"})}
+    return g, global_watch.snapshot(reads)
+
+
+@pytest.mark.parametrize("check", ["python", "c"])
+def test_the_two_checks_agree(check):
+    """_tile.globals_changed and its Python reference, case by case."""
+    if check == "c":
+        from tile import backend
+        mod = backend.load()
+        if mod is None or not hasattr(mod, "globals_changed"):
+            pytest.skip("needs _tile")
+        changed = mod.globals_changed
+    else:
+        changed = global_watch.changed_in_python
+    cases = [  # (rebinding, changed?)
+        ({}, False), ({"f": 2.5}, False), ({"i": 10 ** 30}, False), ({"s": "ab"}, False),
+        ({"f": 2.25}, True), ({"f": 2}, True), ({"i": 7}, True), ({"b": False}, True),
+        ({"i": True}, True), ({"s": "abc"}, True), ({"o": object()}, True),
+        ({"n": float("nan")}, False), ({"z": 0.0}, True), ({"absent_name": 1}, True),
+    ]
+    for rebinding, expected in cases:
+        g, watch = _watch_of({"f": 2.5, "i": 10 ** 30, "s": "ab", "b": True,
+                              "o": object(), "n": float("nan"), "z": -0.0})
+        assert changed(watch) is False  # the first check reads the version
+        g.update({k: (v if not isinstance(v, str) else "".join(v)) for k, v in
+                  rebinding.items()})
+        assert changed(watch) is expected, rebinding
+    g, watch = _watch_of({"f": 1.0})
+    del g["f"]
+    assert changed(watch) is True
