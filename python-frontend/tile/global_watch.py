@@ -10,10 +10,12 @@ on such a change; tracing again keeps `kernel[grid](...)` reading the
 current globals, as a new process does.
 
 Watched: the names the traced code loads as globals (LOAD_GLOBAL, in the
-kernel, the user helpers it calls and their nested functions); a name not
-in the module's globals (a builtin) is watched for appearing. Not watched:
-the inside of a mutable global (a dict's items, a module's or a class's
-attributes) and closure cells.
+kernel, the user helpers it calls and their nested functions), and the
+attributes it reads right off a module of the user's (`config.SCALE`; not
+off tile, NumPy or another installed library); a name not in the globals (a
+builtin) is watched for appearing. Not watched: the inside of a mutable
+global (a dict's items, a class's attributes), deeper attribute chains
+(`pkg.sub.X` watches `pkg.sub` only) and closure cells.
 
 A watch is a tuple of groups, one per globals dict:
 [dict, version, names, values, absent_names]; `version` is the dict's
@@ -32,16 +34,21 @@ from .rewrite import library_file
 # Values compared by ==, of the same type, when not the same object.
 _BY_VALUE = (int, bool, str, bytes)
 
-_names_of_code = {}  # code object -> frozenset of LOAD_GLOBAL names
+_names_of_code = {}  # code object -> frozenset of names and (name, attribute)
 
 
 def _global_names(code):
+    """The names `code` (and the code nested in it) loads as globals, and
+    (name, attribute) for each attribute it reads right off one."""
     names = _names_of_code.get(code)
     if names is None:
-        found = set()
+        found, last = set(), None
         for ins in dis.get_instructions(code):
             if ins.opname == "LOAD_GLOBAL":
                 found.add(ins.argval)
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and last is not None:
+                found.add((last, ins.argval))
+            last = ins.argval if ins.opname == "LOAD_GLOBAL" else None
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
                 found |= _global_names(c)
@@ -60,21 +67,40 @@ def _watched_names(code):
     return names
 
 
+_user_modules = {}  # module name -> is it the user's (not a library)?
+
+
+def _user_module(m):
+    user = _user_modules.get(m.__name__)
+    if user is None:
+        path = getattr(m, "__file__", None)  # None: a builtin module
+        user = _user_modules[m.__name__] = bool(path) and not library_file(path)
+    return user
+
+
+def _note(reads, g, name):
+    entry = reads.get(id(g))
+    if entry is None:
+        entry = reads[id(g)] = (g, set())
+    entry[1].add(name)
+
+
 def record(fn):
-    """Notes, in the active trace, the globals `fn`'s code loads."""
+    """Notes, in the active trace, the globals `fn`'s code loads, and the
+    attributes it reads off the user's own modules (`config.SCALE`)."""
     b = ir.current()
     code = getattr(fn, "__code__", None)
     g = getattr(fn, "__globals__", None)
     if b is None or code is None or type(g) is not dict:
         return
-    names = _watched_names(code)
-    if not names:
-        return
     reads = b.global_reads
-    entry = reads.get(id(g))
-    if entry is None:
-        entry = reads[id(g)] = (g, set())
-    entry[1].update(names)
+    for item in _watched_names(code):
+        if item.__class__ is str:
+            _note(reads, g, item)
+            continue
+        m = g.get(item[0])
+        if isinstance(m, types.ModuleType) and _user_module(m):
+            _note(reads, m.__dict__, item[1])
 
 
 def snapshot(reads):

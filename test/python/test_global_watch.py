@@ -5,6 +5,8 @@ multiplied by 2.0 (a silent wrong answer; Triton raises on it). A launch
 now traces again when a global its trace read holds another value, through
 the C dispatcher and the Python launcher, and only then."""
 
+import types
+
 import numpy as np
 import pytest
 
@@ -36,6 +38,18 @@ def make_shifted():
 
 
 OFFSET = 1
+# A module of the user's (config.SCALE): its attributes are watched too.
+config = types.ModuleType("global_watch_config")
+config.__file__ = __file__
+config.BIAS = 0.5
+
+
+def make_biased():
+    @tile.kernel
+    def biased(x, out, B: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(B,)) + config.BIAS)
+    return biased
 
 
 def _run(dev, kern, x):
@@ -46,9 +60,10 @@ def _run(dev, kern, x):
 
 @pytest.fixture
 def restore_globals():
-    saved = dict(SCALE=SCALE, OFFSET=OFFSET, helper=helper)
+    saved, bias = dict(SCALE=SCALE, OFFSET=OFFSET, helper=helper), config.BIAS
     yield
     globals().update(saved)
+    config.BIAS = bias
 
 
 @pytest.mark.numerics
@@ -64,6 +79,10 @@ def test_a_rebound_global_is_traced_again(launcher, restore_globals):
     np.testing.assert_allclose(_run(dev, shifted, x), x + 5, rtol=1e-6)
     OFFSET = -2
     np.testing.assert_allclose(_run(dev, shifted, x), x - 2, rtol=1e-6)
+    biased = make_biased()
+    np.testing.assert_allclose(_run(dev, biased, x), x + 0.5, rtol=1e-6)
+    config.BIAS = -4.0  # an attribute of the user's module
+    np.testing.assert_allclose(_run(dev, biased, x), x - 4.0, rtol=1e-6)
 
 
 @pytest.mark.numerics
