@@ -49,13 +49,20 @@ class Block:
         return None
 
 
-def _quote(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def mlir_string(s):
+    """`s` as an MLIR string literal: the lexer takes \\ \\" and \\XX escapes
+    only, and ends the literal with an error at a raw newline or NUL, so
+    every control character is escaped (non-ASCII text stays UTF-8)."""
+    return '"' + str(s).translate(_MLIR_ESCAPES) + '"'
+
+
+_MLIR_ESCAPES = {c: f"\\{c:02X}" for c in [*range(0x20), 0x7F]}
+_MLIR_ESCAPES.update({ord("\\"): "\\\\", ord('"'): '\\"'})
 
 
 def loc_text(location):
     f, line, col = location
-    return f"loc({_quote(f)}:{line}:{col})"
+    return f"loc({mlir_string(f)}:{line}:{col})"
 
 
 def tensor_type(shape, elem):

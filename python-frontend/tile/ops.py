@@ -8,7 +8,7 @@ from . import dtypes as D
 from .arith import (_int_divide, _like, _unary_math, _wrapped, binary, cast,
                     float_operand)
 from .errors import TileTypeError
-from .ir import builder, tensor_type
+from .ir import builder, mlir_string, tensor_type
 from .ir import current as _ir_current
 from .language import (Scalar, Tile, Value, as_operand, broadcast_shapes, check_shape,
                        common_dtype, constant, dtype_arg, materialize, shape_of)
@@ -222,10 +222,6 @@ def astype(x, dtype):
 # Debugging
 # ---------------------------------------------------------------------------
 
-def _str_attr(s):
-    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def device_print(prefix, *args):
     """Prints scalars and tiles from every block (tile.print)."""
     b = builder("tile.device_print")
@@ -235,7 +231,7 @@ def device_print(prefix, *args):
         if not isinstance(a, Value):
             a = constant(a, common_dtype([a]))
         vals.append(a)
-    text = f"tile.print {_str_attr(prefix)}"
+    text = f"tile.print {mlir_string(prefix)}"
     if vals:
         text += " " + ", ".join(v.name for v in vals) + " : " + ", ".join(v.type for v in vals)
     b.emit(text, nres=0)
@@ -250,4 +246,4 @@ def device_assert(cond, message=""):
         return
     if cond.dtype.kind != D.KIND_BOOL:
         cond = cast(cond, D.bool_)
-    builder().emit(f"tile.assert {cond.name}, {_str_attr(message)} : {cond.type}", nres=0)
+    builder().emit(f"tile.assert {cond.name}, {mlir_string(message)} : {cond.type}", nres=0)

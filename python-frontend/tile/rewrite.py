@@ -513,7 +513,7 @@ def _is_user_function(f):
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                         inspect.CO_ASYNC_GENERATOR):
         return False
-    return f.__name__ != "<lambda>" and "__class__" not in code.co_freevars
+    return code.co_name != "<lambda>" and "__class__" not in code.co_freevars
 
 
 # The rewritten factories, keyed on the identity of the function's code object
@@ -576,7 +576,7 @@ def _make_factory(f, strip_decorators):
         return None
     ast.increment_lineno(tree, start - (2 if indented else 1))
     body = tree.body[0].body if indented else tree.body
-    fdefs = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == f.__name__]
+    fdefs = [n for n in body if isinstance(n, ast.FunctionDef) and n.name == code.co_name]
     if not fdefs:
         return None
     fdef = fdefs[0]
@@ -597,7 +597,7 @@ def _make_factory(f, strip_decorators):
     freevars = list(code.co_freevars)
     factory = ast.parse("def __tile_factory(): pass").body[0]
     factory.args.args = [ast.arg(arg=RT)] + [ast.arg(arg=v) for v in freevars]
-    factory.body = [fdef, ast.Return(value=ast.Name(id=f.__name__, ctx=ast.Load()))]
+    factory.body = [fdef, ast.Return(value=ast.Name(id=code.co_name, ctx=ast.Load()))]
     module = ast.Module(body=[factory], type_ignores=[])
     ast.copy_location(factory, fdef)
     ast.fix_missing_locations(module)

@@ -32,7 +32,7 @@ def array_type(dtype, ndim, unit_mask, aligned16, div16):
 
 
 def _symbol(name):
-    return "@" + name if _SSA_NAME.match(name) else '@"' + name.replace('"', '\\"') + '"'
+    return "@" + name if _SSA_NAME.match(name) else "@" + ir.mlir_string(name)
 
 
 def trace(name, fn, params, key, def_loc, watch=None):

@@ -484,3 +484,25 @@ def test_containers_of_outside_values_and_trace_time_values_still_work():
     x64 = x.astype(np.float64)
     assert_close(dev.get(out), x64.reshape(4, 16).sum(0) + x64[:16], rtol=1e-5, atol=1e-5)
     assert log == ["traced"]
+
+
+def test_control_characters_in_texts_reach_the_ir_escaped(capfd):
+    """A newline, tab, NUL or escape in a print text, an assert message or
+    the kernel's name went into the IR raw or half-escaped, and MLIR's parser
+    failed on it ("expected '\"' in string literal"): a compiler error for
+    a valid kernel. Each is now an \\XX escape. (A renamed function was
+    also looked up by its new name in its source, so `print` was Python's.)"""
+    def body(x, B: tile.Constant[int]):
+        t = tile.load(x, index=(0,), shape=(B,))
+        tile.assert_(tile.sum(t) < 100, "sum\x00 \t\x7f too\n big \\ \" \x1b[0m é")
+        print("first\nsecond\t", t)
+        tile.store(x, index=(0,), tile=t + 1)
+    body.__name__ = body.__qualname__ = 'odd"name\\with\nnewline'
+    kern = tile.kernel(body)
+    dev = Device()
+    x = dev.put(np.arange(4, dtype=np.int32))
+    kern[(1,)](x, B=4)
+    np.testing.assert_array_equal(dev.get(x), np.arange(4) + 1)
+    if dev.backend == "cpu":
+        # (print's text loses its trailing blanks: "text v1 v2")
+        assert capfd.readouterr().out == "pid (0, 0, 0) first\nsecond [0, 1, 2, 3]\n"
