@@ -3,9 +3,9 @@
 // `_tile.globals_changed(watch)`, and the same check on the dispatcher's hit
 // path: tile/global_watch.py makes the watch and holds the contract (and a
 // Python reference of this check). A group is [dict, version, names, values,
-// absent_names]; on CPython 3.11 and 3.12 a dict whose version tag is the
-// group's costs one compare, so a launch pays for the names only after
-// someone wrote to that module's globals.
+// absent_names], or [None, 0, cells, values, ()]; on CPython 3.11 and 3.12 a
+// dict whose version tag is the group's costs one compare, so a launch pays for
+// the names only after someone wrote to that module's globals.
 //
 //===----------------------------------------------------------------------===//
 #include "Dispatch.h"
@@ -47,6 +47,25 @@ bool sameValue(PyObject *then, PyObject *now) {
   return eq == 1;
 }
 
+/// The group of closure cells: [None, 0, cells, values, ()].
+int cellsChanged(PyObject *cells, PyObject *values) {
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cells); ++i) {
+    PyObject *cell = PyTuple_GET_ITEM(cells, i);
+    if (!PyCell_Check(cell)) {
+      PyErr_SetString(PyExc_TypeError, "a watched closure holds a non-cell");
+      return -1;
+    }
+    PyObject *now = PyCell_GET(cell), *then = PyList_GET_ITEM(values, i);
+    if (!now || !sameValue(then, now))
+      return 1;
+    if (then != now) {
+      Py_INCREF(now);
+      PyList_SetItem(values, i, now);
+    }
+  }
+  return 0;
+}
+
 /// One group; -1 with a Python error when it is malformed.
 int groupChanged(PyObject *group) {
   if (!PyList_Check(group) || PyList_GET_SIZE(group) != 5) {
@@ -57,12 +76,15 @@ int groupChanged(PyObject *group) {
   PyObject *names = PyList_GET_ITEM(group, 2);
   PyObject *values = PyList_GET_ITEM(group, 3);
   PyObject *absent = PyList_GET_ITEM(group, 4);
-  if (!PyDict_Check(dict) || !PyTuple_Check(names) || !PyList_Check(values) ||
+  if ((dict != Py_None && !PyDict_Check(dict)) || !PyTuple_Check(names) ||
+      !PyList_Check(values) ||
       PyList_GET_SIZE(values) != PyTuple_GET_SIZE(names) ||
       !PyTuple_Check(absent)) {
     PyErr_SetString(PyExc_TypeError, "a malformed watch group");
     return -1;
   }
+  if (dict == Py_None)
+    return cellsChanged(names, values);
 #ifdef TILE_DICT_VERSION
   PyObject *seen = PyList_GET_ITEM(group, 1);
   uint64_t version = dictVersion(dict);

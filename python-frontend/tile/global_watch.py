@@ -14,11 +14,14 @@ kernel, the user helpers it calls and their nested functions), and the
 attributes it reads right off a module of the user's (`config.SCALE`; not
 off tile, NumPy or another installed library); a name not in the globals (a
 builtin) is watched for appearing. Not watched: the inside of a mutable
-global (a dict's items, a class's attributes), deeper attribute chains
-(`pkg.sub.X` watches `pkg.sub` only) and closure cells.
+global (a dict's items, a class's attributes) and deeper attribute chains
+(`pkg.sub.X` watches `pkg.sub` only). The closure cells of the kernel and
+its helpers are watched as globals are (a kernel defined in a function,
+reading a variable of it that a loop rebinds).
 
 A watch is a tuple of groups, one per globals dict:
-[dict, version, names, values, absent_names]; `version` is the dict's
+[dict, version, names, values, absent_names], and one [None, 0, cells,
+values, ()] of the closure cells; `version` is the dict's
 version tag when it was last found unchanged (0: unknown), which lets the C
 check (`_tile.globals_changed`, the same contract) skip a dict nobody wrote
 to; `values` is a list the check refreshes in place when a name is rebound
@@ -60,11 +63,19 @@ def _watched_names(code):
     """_global_names of user code; none for tile's and installed libraries'."""
     names = _names_of_code.get(code)
     if names is None:
-        if library_file(code.co_filename):
-            names = _names_of_code[code] = frozenset()
-        else:
-            names = _global_names(code)
+        names = frozenset() if _library_code(code) else _global_names(code)
+        _names_of_code[code] = names
     return names
+
+
+_library_codes = {}  # code object -> from tile's or an installed library's file?
+
+
+def _library_code(code):
+    lib = _library_codes.get(code)
+    if lib is None:
+        lib = _library_codes[code] = library_file(code.co_filename)
+    return lib
 
 
 _user_modules = {}  # module name -> is it the user's (not a library)?
@@ -86,15 +97,22 @@ def _note(reads, g, name):
 
 
 def record(fn):
-    """Notes, in the active trace, the globals `fn`'s code loads, and the
-    attributes it reads off the user's own modules (`config.SCALE`)."""
+    """Notes, in the active trace, the globals `fn`'s code loads, the
+    attributes it reads off the user's own modules (`config.SCALE`) and its
+    closure's cells (rewrite.py's copy of a function names its original)."""
     b = ir.current()
+    fn = getattr(fn, "__tile_original__", fn)
     code = getattr(fn, "__code__", None)
     g = getattr(fn, "__globals__", None)
     if b is None or code is None or type(g) is not dict:
         return
     reads = b.global_reads
-    for item in _watched_names(code):
+    names = _watched_names(code)
+    if fn.__closure__ and not _library_code(code):
+        cells = reads.setdefault(None, (None, {}))[1]  # id -> cell (cells are unhashable)
+        for cell in fn.__closure__:
+            cells[id(cell)] = cell
+    for item in names:
         if item.__class__ is str:
             _note(reads, g, item)
             continue
@@ -107,10 +125,22 @@ def snapshot(reads):
     """The watch of a finished trace's `global_reads`."""
     groups = []
     for g, names in reads.values():
+        if g is None:  # closure cells, bound ones
+            cells = tuple(c for c in names.values() if _bound(c))
+            groups.append([None, 0, cells, [c.cell_contents for c in cells], ()])
+            continue
         present = tuple(sorted(n for n in names if n in g))
         absent = tuple(sorted(n for n in names if n not in g))
         groups.append([g, 0, present, [g[n] for n in present], absent])
     return tuple(groups)
+
+
+def _bound(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:  # a free variable not bound yet
+        return False
 
 
 def _same(old, new):
@@ -149,7 +179,10 @@ def changed_in_python(watch):
     for group in watch:
         g, _, names, values, absent = group
         for i, name in enumerate(names):
-            new = g.get(name, changed_in_python)
+            if g is None:  # `name` is a cell
+                new = name.cell_contents if _bound(name) else changed_in_python
+            else:
+                new = g.get(name, changed_in_python)
             if not _same(values[i], new):
                 return True
             values[i] = new

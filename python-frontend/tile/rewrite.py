@@ -626,6 +626,7 @@ def rewritten(f, runtime, strip_decorators=False):
         except ValueError:  # a free variable not bound yet
             cells.append(UNDEF)
     g = entry.factory(runtime, *cells)
+    g.__tile_original__ = f  # whose cells global_watch.py watches
     g.__defaults__ = f.__defaults__
     g.__kwdefaults__ = f.__kwdefaults__
     return g

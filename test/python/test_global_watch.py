@@ -2,8 +2,9 @@
 function); a binary cached for a specialization key was launched after one
 of them had been rebound, so `SCALE = 3.0` between two launches still
 multiplied by 2.0 (a silent wrong answer; Triton raises on it). A launch
-now traces again when a global its trace read holds another value, through
-the C dispatcher and the Python launcher, and only then."""
+now traces again when a global its trace read (or a closure variable)
+holds another value, through the C dispatcher and the Python launcher, and
+only then."""
 
 import types
 
@@ -97,6 +98,25 @@ def test_a_redefined_helper_is_traced_again(launcher, restore_globals):
     np.testing.assert_allclose(_run(dev, kern, x), x + 100.0, rtol=1e-6)
 
 
+@pytest.mark.numerics
+def test_a_rebound_closure_variable_is_traced_again(launcher):
+    dev, x = Device(), np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    scale = None
+
+    def twice(t):  # a helper of the enclosing function, with a closure of its own
+        return t * scale * 2
+
+    @tile.kernel
+    def closure_scaled(x, out, B: tile.Constant[int]):
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=twice(tile.load(x, index=(i,), shape=(B,))) + shift)
+    shift = 0.0
+    for scale in (1.0, -3.0, 0.25):  # the kernel's cells and the helper's
+        np.testing.assert_allclose(_run(dev, closure_scaled, x), x * scale * 2, rtol=1e-6)
+    shift = 10.0
+    np.testing.assert_allclose(_run(dev, closure_scaled, x), x * 0.5 + 10, rtol=1e-6)
+
+
 def test_only_a_different_value_traces_again(launcher, restore_globals):
     global SCALE
     dev, x = Device(), np.ones(32, np.float32)
@@ -147,4 +167,16 @@ def test_the_two_checks_agree(check):
         assert changed(watch) is expected, rebinding
     g, watch = _watch_of({"f": 1.0})
     del g["f"]
+    assert changed(watch) is True
+
+    def cells_of(a, b):
+        return (lambda: (a, b)).__closure__
+    cells = cells_of(1.5, "x")
+    watch = ([None, 0, cells, [1.5, "x"], ()],)
+    assert changed(watch) is False
+    cells[0].cell_contents = float("1.5")  # equal: no change
+    assert changed(watch) is False
+    cells[1].cell_contents = "y"
+    assert changed(watch) is True
+    del cells[1].cell_contents  # an empty cell
     assert changed(watch) is True
