@@ -13,7 +13,8 @@ Watched: the names the traced code loads as globals (LOAD_GLOBAL, in the
 kernel, the user helpers it calls and their nested functions), and the
 attributes it reads right off a module of the user's (`config.SCALE`; not
 off tile, NumPy or another installed library); a name not in the globals (a
-builtin) is watched for appearing. Not watched: the inside of a mutable
+builtin) is watched for appearing. Not watched: a name the code assigns
+(`global n; n += 1` counts traces), the inside of a mutable
 global (a dict's items, a class's attributes) and deeper attribute chains
 (`pkg.sub.X` watches `pkg.sub` only). The closure cells of the kernel and
 its helpers are watched as globals are (a kernel defined in a function,
@@ -42,21 +43,32 @@ _names_of_code = {}  # code object -> frozenset of names and (name, attribute)
 
 def _global_names(code):
     """The names `code` (and the code nested in it) loads as globals, and
-    (name, attribute) for each attribute it reads right off one."""
+    (name, attribute) for each attribute it reads right off one; not the
+    names it assigns (`global n; n += 1`: trace-time state, not an input)."""
     names = _names_of_code.get(code)
     if names is None:
-        found, last = set(), None
-        for ins in dis.get_instructions(code):
-            if ins.opname == "LOAD_GLOBAL":
-                found.add(ins.argval)
-            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and last is not None:
-                found.add((last, ins.argval))
-            last = ins.argval if ins.opname == "LOAD_GLOBAL" else None
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                found |= _global_names(c)
-        names = _names_of_code[code] = frozenset(found)
+        found, stored = _global_accesses(code)
+        names = _names_of_code[code] = frozenset(
+            n for n in found if (n if n.__class__ is str else n[0]) not in stored)
     return names
+
+
+def _global_accesses(code):
+    found, stored, last = set(), set(), None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            found.add(ins.argval)
+        elif ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"):
+            stored.add(ins.argval)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and last is not None:
+            found.add((last, ins.argval))
+        last = ins.argval if ins.opname == "LOAD_GLOBAL" else None
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            inner_found, inner_stored = _global_accesses(c)
+            found |= inner_found
+            stored |= inner_stored
+    return found, stored
 
 
 def _watched_names(code):
@@ -110,8 +122,10 @@ def record(fn):
     names = _watched_names(code)
     if fn.__closure__ and not _library_code(code):
         cells = reads.setdefault(None, (None, {}))[1]  # id -> cell (cells are unhashable)
-        for cell in fn.__closure__:
-            cells[id(cell)] = cell
+        assigned = _global_accesses(code)[1]  # (as for globals)
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            if name not in assigned:
+                cells[id(cell)] = cell
     for item in names:
         if item.__class__ is str:
             _note(reads, g, item)

@@ -135,6 +135,25 @@ def test_only_a_different_value_traces_again(launcher, restore_globals):
     assert kern.compile_count == count + 2
 
 
+TRACES = 0
+
+
+def test_a_global_the_kernel_assigns_is_not_watched(launcher, restore_globals):
+    """`global TRACES; TRACES += 1` counts traces; watched, it would make
+    every launch trace again."""
+    @tile.kernel
+    def counted(x, out, B: tile.Constant[int]):
+        global TRACES
+        TRACES += 1
+        i = tile.bid(0)
+        tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(B,)) * SCALE)
+    dev, x = Device(), np.ones(32, np.float32)
+    before = TRACES
+    for _ in range(3):
+        _run(dev, counted, x)
+    assert TRACES == before + 1 and counted.compile_count == 1
+
+
 def _watch_of(names):
     g = dict(names)
     reads = {id(g): (g, set(names) | {"absent_name"})}
