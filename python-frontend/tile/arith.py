@@ -60,13 +60,32 @@ def cast(v, dt):
         op = "sitofp" if src.signed else "uitofp"
         return _like(v, _emit_cast(op, v, dt), dt)
     if dt.kind == D.KIND_INT:
-        op = "fptosi" if dt.signed else "fptoui"
-        return _like(v, _emit_cast(op, v, dt), dt)
+        return _float_to_int(v, dt)
     # float -> float
     if dt.bits == src.bits:  # f16 <-> bf16, e4m3 <-> e5m2: through f32
         return cast(cast(v, D.float32), dt)
     op = "extf" if dt.bits > src.bits else "truncf"
     return _like(v, _emit_cast(op, v, dt), dt)
+
+
+def _float_to_int(v, dt):
+    """Truncation toward zero that saturates at `dt`'s range, NaN giving 0
+    (PTX's cvt.rzi, LLVM's fptosi.sat). arith's fptosi/fptoui give poison
+    there, which a later select or division guard does not stop: the CPU
+    trapped on `x.astype(uint8) // y` (SIGFPE). The cast's poison is left in
+    the arms not selected, as LLVM's own expansion of fptosi.sat does."""
+    if v.dtype.bits < 32:  # f16, bf16, fp8: exact in f32, where the bounds are
+        v = cast(v, D.float32)
+    shape = None if isinstance(v, Scalar) else v.shape
+    lo = -(1 << (dt.bits - 1)) if dt.signed else 0
+    hi = 1 << (dt.bits - (1 if dt.signed else 0))  # the first value too large
+
+    def bound(x):
+        return materialize(float(x), v.dtype, shape)
+    r = _like(v, _emit_cast("fptosi" if dt.signed else "fptoui", v, dt), dt)
+    r = _select(_cmp("olt", v, bound(lo)), materialize(lo, dt, shape), r)
+    r = _select(_cmp("oge", v, bound(hi)), materialize(_wrapped(hi - 1, dt), dt, shape), r)
+    return _select(_cmp("uno", v, v), materialize(0, dt, shape), r)
 
 
 # ---------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 Every model value `MV` holds, per element, the nominal result and whether
 it is known (`unk` marks elements the spec leaves open or that the model
-cannot pin down: a float -> int cast out of range, a comparison of values
-within rounding error of each other...). Float values also carry an interval
-[lo, hi] that contains every result an implementation meeting the spec may
-give: each operation is evaluated in float64 at the corners of its operands'
+cannot pin down: a float -> int cast of an interval across an integer, a
+comparison of values within rounding error of each other...). Float values
+also carry an interval [lo, hi] that contains every result an implementation
+meeting the spec may give: each operation is evaluated in float64 at the corners of its operands'
 intervals and rounded to the dtype, so correctly rounded `+ - * / sqrt` keep
 exact inputs exact, and approximate functions widen it by their error bound
 (`Semantics`). NaN positions, inf signs and integers are compared exactly."""
@@ -75,8 +75,16 @@ def _convert_number(value, dt):
 
 
 # ---------------------------------------------------------------------------
-# Casts (C semantics; the spec leaves float -> int out of range open)
+# Casts (C semantics; float -> int saturates, NaN 0)
 # ---------------------------------------------------------------------------
+
+def _saturated(x, dt):
+    """Float64 values truncated to integer dtype `dt`, clamped to its range."""
+    t = np.trunc(np.where(np.isnan(x), 0.0, x))
+    over, under = t >= float(dt.hi + 1), t < float(dt.lo)  # both bounds exact
+    out = np.where(over | under, 0.0, t).astype(dt.np)
+    return np.where(over, dt.np.type(dt.hi), np.where(under, dt.np.type(dt.lo), out))
+
 
 def cast(v, dt):
     src = v.dt
@@ -95,10 +103,12 @@ def cast(v, dt):
             if dt.kind == BOOL:
                 zero_in = (v.lo <= 0) & (v.hi >= 0)
                 return MV(dt, v.nom != 0, unk=v.unk | (zero_in & ~v.exact()))
-            lo, hi = np.trunc(v.lo), np.trunc(v.hi)
-            bad = np.isnan(v.lo) | np.isnan(v.hi) | (lo < dt.lo) | (hi > dt.hi) | (lo != hi)
-            nom = np.where(bad, 0, np.trunc(np.where(np.isfinite(v.nom), v.nom, 0)))
-            return MV(dt, nom.astype(np.int64).astype(dt.np), unk=v.unk | bad)
+            # Truncation saturating at dt's range, NaN 0 (docs/numerics.md):
+            # monotone, so the interval's ends bound it.
+            lo, hi = _saturated(v.lo, dt), _saturated(v.hi, dt)
+            nan = np.isnan(v.nom)
+            bad = (lo != hi) | (np.isnan(v.lo) != nan) | (np.isnan(v.hi) != nan)
+            return MV(dt, _saturated(v.nom, dt), unk=v.unk | bad)
         if dt.kind == BOOL:
             return MV(dt, v.nom != 0, unk=v.unk)
         return MV(dt, v.nom.astype(np.int64).astype(dt.np) if src.kind == BOOL
