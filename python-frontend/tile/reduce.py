@@ -6,7 +6,7 @@ Combiners are traced like kernel code: their block arguments are Scalars, so
 
 import numbers
 
-from . import dtypes as D
+from . import dtypes as D, global_watch
 from .arith import cast
 from .errors import TileShapeError, TileTypeError, TileValueError, user_location
 from .ir import builder, tensor_type
@@ -24,6 +24,7 @@ def _combiner_region(b, srcs, combine):
     args += [Scalar(b.fresh(), s.dtype) for s in srcs]
     prev = getattr(b, "capture", None)
     b.capture = _capturer(b, block, start)
+    global_watch.record(combine)  # a user's combiner reads globals too
     try:
         out = combine(*args)
         if not isinstance(out, (tuple, list)):

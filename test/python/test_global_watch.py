@@ -39,10 +39,24 @@ def make_shifted():
 
 
 OFFSET = 1
+LARGEST = True
 # A module of the user's (config.SCALE): its attributes are watched too.
 config = types.ModuleType("global_watch_config")
 config.__file__ = __file__
 config.BIAS = 0.5
+
+
+def extreme(a, b):  # a combiner: tile.reduce calls it, not the kernel's code
+    return tile.maximum(a, b) if LARGEST else tile.minimum(a, b)
+
+
+def make_reduced():
+    @tile.kernel
+    def reduced(x, out, B: tile.Constant[int]):
+        t = tile.load(x, index=(0,), shape=(B,))
+        tile.store(out, index=(0,), tile=tile.full(
+            (B,), tile.reduce(t, 0, extreme, identity=0.0), tile.float32))
+    return reduced
 
 
 def make_biased():
@@ -61,7 +75,8 @@ def _run(dev, kern, x):
 
 @pytest.fixture
 def restore_globals():
-    saved, bias = dict(SCALE=SCALE, OFFSET=OFFSET, helper=helper), config.BIAS
+    saved = dict(SCALE=SCALE, OFFSET=OFFSET, LARGEST=LARGEST, helper=helper)
+    bias = config.BIAS
     yield
     globals().update(saved)
     config.BIAS = bias
@@ -69,7 +84,7 @@ def restore_globals():
 
 @pytest.mark.numerics
 def test_a_rebound_global_is_traced_again(launcher, restore_globals):
-    global SCALE, OFFSET
+    global SCALE, OFFSET, LARGEST
     dev, x = Device(), np.random.default_rng(1).standard_normal(64).astype(np.float32)
     kern = make_scaled()
     np.testing.assert_allclose(_run(dev, kern, x), x * 2.0, rtol=1e-6)
@@ -80,6 +95,10 @@ def test_a_rebound_global_is_traced_again(launcher, restore_globals):
     np.testing.assert_allclose(_run(dev, shifted, x), x + 5, rtol=1e-6)
     OFFSET = -2
     np.testing.assert_allclose(_run(dev, shifted, x), x - 2, rtol=1e-6)
+    reduced = make_reduced()  # LARGEST read by a reduce's combiner (tile calls it)
+    assert _run(dev, reduced, x)[0] == max(x[:16].max(), 0.0)
+    LARGEST = False
+    assert _run(dev, reduced, x)[0] == min(x[:16].min(), 0.0)
     biased = make_biased()
     np.testing.assert_allclose(_run(dev, biased, x), x + 0.5, rtol=1e-6)
     config.BIAS = -4.0  # an attribute of the user's module
