@@ -339,7 +339,9 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         if ir.current() is not None:  # a kernel called from a kernel: inline it
-            return self._traceable()(*args, **kwargs)
+            fn = self._traceable()
+            global_watch.record(fn)
+            return fn(*args, **kwargs)
         raise TypeError(
             f"kernel '{self.__name__}' must be launched with a grid: "
             f"{self.__name__}[grid](*args), e.g. {self.__name__}[(tile.cdiv(n, BLOCK),)](...), "

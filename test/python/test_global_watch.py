@@ -59,6 +59,19 @@ def make_reduced():
     return reduced
 
 
+@tile.kernel
+def add_offset(x, out, B: tile.Constant[int]):  # inlined by make_inlining's kernel
+    i = tile.bid(0)
+    tile.store(out, index=(i,), tile=tile.load(x, index=(i,), shape=(B,)) + OFFSET)
+
+
+def make_inlining():
+    @tile.kernel
+    def inlining(x, out, B: tile.Constant[int]):
+        add_offset(x, out, B)
+    return inlining
+
+
 def make_biased():
     @tile.kernel
     def biased(x, out, B: tile.Constant[int]):
@@ -95,6 +108,10 @@ def test_a_rebound_global_is_traced_again(launcher, restore_globals):
     np.testing.assert_allclose(_run(dev, shifted, x), x + 5, rtol=1e-6)
     OFFSET = -2
     np.testing.assert_allclose(_run(dev, shifted, x), x - 2, rtol=1e-6)
+    inlining = make_inlining()  # OFFSET read by a kernel it calls (inlined)
+    np.testing.assert_allclose(_run(dev, inlining, x), x - 2, rtol=1e-6)
+    OFFSET = 7
+    np.testing.assert_allclose(_run(dev, inlining, x), x + 7, rtol=1e-6)
     reduced = make_reduced()  # LARGEST read by a reduce's combiner (tile calls it)
     assert _run(dev, reduced, x)[0] == max(x[:16].max(), 0.0)
     LARGEST = False
