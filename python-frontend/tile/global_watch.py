@@ -38,19 +38,26 @@ from .rewrite import library_file
 # Values compared by ==, of the same type, when not the same object.
 _BY_VALUE = (int, bool, str, bytes)
 
-_names_of_code = {}  # code object -> frozenset of names and (name, attribute)
+_code_reads = {}  # code object -> (names and (name, attribute) read, names assigned, user's?)
 
 
-def _global_names(code):
-    """The names `code` (and the code nested in it) loads as globals, and
-    (name, attribute) for each attribute it reads right off one; not the
-    names it assigns (`global n; n += 1`: trace-time state, not an input)."""
-    names = _names_of_code.get(code)
-    if names is None:
-        found, stored = _global_accesses(code)
-        names = _names_of_code[code] = frozenset(
-            n for n in found if (n if n.__class__ is str else n[0]) not in stored)
-    return names
+def _reads_of(code):
+    """What user `code` (and the code nested in it) loads as globals, with
+    (name, attribute) for each attribute it reads right off one, less the
+    names it assigns (`global n; n += 1`: trace-time state, not an input);
+    the names it assigns, globals or closure variables; and whether it is
+    the user's (nothing is read from tile's or installed libraries' code)."""
+    reads = _code_reads.get(code)
+    if reads is None:
+        if library_file(code.co_filename):
+            reads = (frozenset(), frozenset(), False)
+        else:
+            found, stored = _global_accesses(code)
+            reads = (frozenset(n for n in found
+                               if (n if n.__class__ is str else n[0]) not in stored),
+                     frozenset(stored), True)
+        _code_reads[code] = reads
+    return reads
 
 
 def _global_accesses(code):
@@ -69,25 +76,6 @@ def _global_accesses(code):
             found |= inner_found
             stored |= inner_stored
     return found, stored
-
-
-def _watched_names(code):
-    """_global_names of user code; none for tile's and installed libraries'."""
-    names = _names_of_code.get(code)
-    if names is None:
-        names = frozenset() if _library_code(code) else _global_names(code)
-        _names_of_code[code] = names
-    return names
-
-
-_library_codes = {}  # code object -> from tile's or an installed library's file?
-
-
-def _library_code(code):
-    lib = _library_codes.get(code)
-    if lib is None:
-        lib = _library_codes[code] = library_file(code.co_filename)
-    return lib
 
 
 _user_modules = {}  # module name -> is it the user's (not a library)?
@@ -119,10 +107,9 @@ def record(fn):
     if b is None or code is None or type(g) is not dict:
         return
     reads = b.global_reads
-    names = _watched_names(code)
-    if fn.__closure__ and not _library_code(code):
+    names, assigned, user_code = _reads_of(code)
+    if fn.__closure__ and user_code:
         cells = reads.setdefault(None, (None, {}))[1]  # id -> cell (cells are unhashable)
-        assigned = _global_accesses(code)[1]  # (as for globals)
         for name, cell in zip(code.co_freevars, fn.__closure__):
             if name not in assigned:
                 cells[id(cell)] = cell
